@@ -1,0 +1,1 @@
+//! Benchmarks of Reactive Streams for Rust against its peers. Under construction.

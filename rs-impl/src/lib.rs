@@ -1,0 +1,30 @@
+//! # Reactive Streams for Rust: building blocks and implementations
+//!
+//! Built on the [`rs_api`] contract. Each module states its contract first.
+//!
+//! | module | what it gives you |
+//! |---|---|
+//! | [`loom`] | the synchronisation facade: std types normally, loom's under `--cfg rs_loom` |
+//! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
+//! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
+//! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
+//! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
+//! | [`report`] | where subscriber panics are reported (rule 2.13) |
+//!
+//! # Examples
+//!
+//! ```
+//! use rs_api::Publisher;
+//! use rs_impl::{source, subscriber};
+//!
+//! let (s, result) = subscriber::collect(subscriber::RequestStrategy::Prefetch(16));
+//! source::range(0u64..1000).subscribe(Box::new(s));
+//! assert_eq!(result.wait().unwrap().len(), 1000);
+//! ```
+
+pub mod demand;
+pub mod loom;
+pub mod report;
+pub mod serial;
+pub mod source;
+pub mod subscriber;

@@ -1,0 +1,67 @@
+//! Where panics of subscribers go (rule 2.13).
+//!
+//! A publisher in `rs-impl` catches a subscriber's panic at the callback, treats the
+//! subscription as cancelled, drops the subscriber and keeps serving everyone else. The panic
+//! itself has already been printed by the process's panic hook when it happened; in addition,
+//! the publisher hands a [`SpecViolation::SubscriberPanicked`] to the reporter installed with
+//! [`set_panic_reporter`] (none by default), for example to count or log such subscribers.
+//!
+//! # Examples
+//!
+//! ```
+//! rs_impl::report::set_panic_reporter(|v| eprintln!("dropped a subscriber: {v}")).ok();
+//! ```
+
+use std::any::Any;
+use std::sync::OnceLock;
+
+use rs_api::SpecViolation;
+
+/// A boxed reporter of subscriber panics.
+pub type Reporter = Box<dyn Fn(&SpecViolation) + Send + Sync>;
+
+static REPORTER: OnceLock<Reporter> = OnceLock::new();
+
+/// Installs the process-wide reporter of subscriber panics. It can be set once; a second call
+/// returns the reporter it was given back as the error.
+///
+/// # Errors
+///
+/// The given reporter, when one is installed already.
+///
+/// # Examples
+///
+/// ```
+/// let first = rs_impl::report::set_panic_reporter(|_| {});
+/// let second = rs_impl::report::set_panic_reporter(|_| {});
+/// assert!(first.is_ok() || second.is_err());
+/// ```
+pub fn set_panic_reporter<F>(reporter: F) -> Result<(), Reporter>
+where
+    F: Fn(&SpecViolation) + Send + Sync + 'static,
+{
+    REPORTER.set(Box::new(reporter))
+}
+
+/// Reports that a subscriber panicked in `signal`.
+pub(crate) fn subscriber_panicked(signal: &'static str, payload: Box<dyn Any + Send>) {
+    if let Some(reporter) = REPORTER.get() {
+        let violation = SpecViolation::SubscriberPanicked {
+            signal,
+            message: panic_message(&*payload),
+        };
+        // A panicking reporter must not escape into the publisher's caller either.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reporter(&violation)));
+    }
+}
+
+/// The text of a panic payload, when it is a string.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_owned()
+    }
+}

@@ -1,0 +1,233 @@
+//! The serial drain loop: the one place where signals to a subscriber are serialised.
+//!
+//! # Contract
+//!
+//! A [`DrainLoop`] guards some drainer-only state `S` (typically the subscriber, the source and
+//! an `emitted` count). Anyone — the `subscribe` caller, a `request` from another thread, a
+//! `request` or `cancel` made re-entrantly from inside `on_next` — calls
+//! [`DrainLoop::drain`] after recording what changed (demand in a [`Demand`], a cancel flag).
+//!
+//! * **One drainer at a time (rule 1.3).** The call that moves the work-in-progress counter from
+//!   0 becomes the drainer and runs `pass` with exclusive access to `S`; every other call only
+//!   records that there is more to do and returns at once. Signals made from `pass` therefore
+//!   never overlap, and each happens-before the next (the counter's acquire/release edges and
+//!   the state's lock).
+//! * **Bounded recursion (3.3).** A `request` from inside `on_next` finds the counter non-zero,
+//!   bumps it and returns: recursion depth is 1, however long the stream.
+//! * **No lost wake-up.** The drainer subtracts exactly the work it has seen and runs another
+//!   pass whenever the counter shows work recorded during the last pass; it leaves only when the
+//!   counter reaches 0, after which the next caller becomes the drainer.
+//! * **Prompt callers (3.4, 3.5).** A non-drainer never waits for the drainer. A new drainer may
+//!   wait for the previous one to release the state, which happens right after its last
+//!   decrement, with no user code in between.
+//! * **`pass` must not panic.** Catch subscriber panics at the callback (rule 2.13); a panic that
+//!   escapes `pass` propagates to the caller and leaves the loop wedged (no further passes).
+//!
+//! Which thread runs the subscriber's callbacks: whichever thread is draining — the `subscribe`
+//! caller, or a `request`/`cancel` caller. This is the "driven from the caller's thread" model of
+//! the cold sources in [`crate::source`].
+//!
+//! # Example: a user-written publisher
+//!
+//! `Repeat` publishes `value` `count` times. Every caller — `subscribe`, `request`, `cancel` —
+//! records what changed and then runs **the same pass** through [`DrainLoop::drain`] (the
+//! pass of whichever call becomes the drainer is the one that runs, so all of them must do the
+//! same work). Everything rule-related is in that one pass.
+//!
+//! ```
+//! use std::panic::{catch_unwind, AssertUnwindSafe};
+//! use rs_api::{BoxSubscriber, Error, Publisher, PublisherExt, SpecViolation, Subscriber,
+//!              Subscription, SubscriptionRef};
+//! use rs_impl::demand::Demand;
+//! use rs_impl::loom::sync::{Arc, atomic::{AtomicBool, Ordering}};
+//! use rs_impl::serial::DrainLoop;
+//!
+//! pub struct Repeat { value: u32, count: u64 }
+//!
+//! struct State {
+//!     subscriber: Option<BoxSubscriber<u32>>, // None once terminated or cancelled (3.13)
+//!     emitted: u64,
+//! }
+//!
+//! struct RepeatSubscription {
+//!     value: u32,
+//!     count: u64,
+//!     demand: Demand,
+//!     cancelled: AtomicBool,
+//!     bad_request: AtomicBool,
+//!     drain: DrainLoop<State>,
+//! }
+//!
+//! impl RepeatSubscription {
+//!     /// The one pass. `first` is the handle to give `on_subscribe`; only `subscribe` passes
+//!     /// it, and its call is always the first drainer (nobody else has the handle yet).
+//!     fn run(&self, mut first: Option<SubscriptionRef>) {
+//!         self.drain.drain(|st| {
+//!             let Some(s) = st.subscriber.as_mut() else { return };
+//!             if let Some(handle) = first.take() {
+//!                 s.on_subscribe(handle); // 1.9: first; may request re-entrantly (3.2)
+//!             }
+//!             loop {
+//!                 if self.cancelled.load(Ordering::Acquire) {
+//!                     st.subscriber = None; // 3.13: drop the subscriber
+//!                     return;
+//!                 }
+//!                 let s = st.subscriber.as_mut().unwrap();
+//!                 if self.bad_request.load(Ordering::Acquire) {
+//!                     s.on_error(SpecViolation::NonPositiveRequest.into()); // 3.9
+//!                     st.subscriber = None;
+//!                     return;
+//!                 }
+//!                 if st.emitted == self.count {
+//!                     s.on_complete(); // 1.5
+//!                     st.subscriber = None; // 1.6
+//!                     return;
+//!                 }
+//!                 if self.demand.outstanding(st.emitted) == 0 {
+//!                     return; // 1.1: wait; the next request drains again
+//!                 }
+//!                 st.emitted += 1;
+//!                 // 2.13: a panicking subscriber is a cancelled subscriber.
+//!                 if catch_unwind(AssertUnwindSafe(|| s.on_next(self.value))).is_err() {
+//!                     self.cancelled.store(true, Ordering::Release);
+//!                 }
+//!             }
+//!         });
+//!     }
+//! }
+//!
+//! impl Subscription for RepeatSubscription {
+//!     fn request(&self, n: u64) {
+//!         if self.demand.request(n).is_err() {
+//!             self.bad_request.store(true, Ordering::Release);
+//!         }
+//!         self.run(None); // from inside on_next this only bumps the counter (3.3)
+//!     }
+//!     fn cancel(&self) {
+//!         self.cancelled.store(true, Ordering::Release);
+//!         self.run(None);
+//!     }
+//! }
+//!
+//! impl Publisher<u32> for Repeat {
+//!     fn subscribe(&self, subscriber: BoxSubscriber<u32>) {
+//!         let sub = Arc::new(RepeatSubscription {
+//!             value: self.value,
+//!             count: self.count,
+//!             demand: Demand::new(),
+//!             cancelled: AtomicBool::new(false),
+//!             bad_request: AtomicBool::new(false),
+//!             drain: DrainLoop::new(State { subscriber: Some(subscriber), emitted: 0 }),
+//!         });
+//!         sub.run(Some(sub.clone()));
+//!     }
+//! }
+//!
+//! // A subscriber that requests one element at a time, re-entrantly from on_next.
+//! struct OneByOne { sub: Option<SubscriptionRef>, got: std::sync::Arc<std::sync::Mutex<Vec<u32>>> }
+//! impl Subscriber<u32> for OneByOne {
+//!     fn on_subscribe(&mut self, s: SubscriptionRef) { s.request(1); self.sub = Some(s); }
+//!     fn on_next(&mut self, x: u32) {
+//!         self.got.lock().unwrap().push(x);
+//!         self.sub.as_ref().unwrap().request(1);
+//!     }
+//!     fn on_error(&mut self, e: Error) { panic!("{e}") }
+//!     fn on_complete(&mut self) { self.sub = None; }
+//! }
+//! let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+//! Repeat { value: 7, count: 5 }.subscribe_with(OneByOne { sub: None, got: got.clone() });
+//! assert_eq!(*got.lock().unwrap(), vec![7; 5]);
+//! ```
+//!
+//! [`Demand`]: crate::demand::Demand
+
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::Mutex;
+
+/// A work-in-progress drain loop guarding drainer-only state `S`.
+///
+/// See the [module documentation](self) for the contract and an example.
+#[derive(Debug)]
+pub struct DrainLoop<S> {
+    /// Work recorded and not yet seen by the drainer; 0 when nobody is draining.
+    wip: AtomicUsize,
+    /// The drainer's state. Only the drainer locks it, so the lock is uncontended except for
+    /// the instant between one drainer's last decrement and its release.
+    state: Mutex<S>,
+}
+
+impl<S> DrainLoop<S> {
+    /// A loop with no work pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let l = rs_impl::serial::DrainLoop::new(0u32);
+    /// assert!(l.drain(|n| *n += 1));
+    /// ```
+    pub fn new(state: S) -> Self {
+        DrainLoop {
+            wip: AtomicUsize::new(0),
+            state: Mutex::new(state),
+        }
+    }
+
+    /// Records one unit of work and, if nobody is draining, drains: runs `pass` with exclusive
+    /// access to the state until a pass completes with no new work recorded meanwhile.
+    ///
+    /// Only the drainer's `pass` runs, for its own work and for the work every other caller
+    /// recorded meanwhile, so **every caller must pass the same logic** (call one method of
+    /// the owner, as in the module example).
+    ///
+    /// Returns `true` if this call was the drainer, `false` if it only recorded work for the
+    /// current drainer (which will run at least one more pass after this call's increment).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::serial::DrainLoop;
+    /// let l = DrainLoop::new(Vec::new());
+    /// // A re-entrant call from inside a pass only records work; the outer drainer runs
+    /// // another pass for it, so the recursion depth stays 1.
+    /// let mut depth = 0;
+    /// l.drain(|v: &mut Vec<u32>| {
+    ///     depth += 1;
+    ///     v.push(depth);
+    /// });
+    /// assert_eq!(depth, 1);
+    /// ```
+    pub fn drain<F>(&self, mut pass: F) -> bool
+    where
+        F: FnMut(&mut S),
+    {
+        if self.wip.fetch_add(1, Ordering::AcqRel) != 0 {
+            return false;
+        }
+        let mut state = self.state.lock();
+        let mut missed = 1;
+        loop {
+            pass(&mut state);
+            // Subtract exactly what this pass has seen; anything added meanwhile stays and
+            // makes us loop (no lost wake-up).
+            let before = self.wip.fetch_sub(missed, Ordering::AcqRel);
+            missed = before - missed;
+            if missed == 0 {
+                break;
+            }
+        }
+        drop(state);
+        true
+    }
+
+    /// Whether a drainer is active right now (racy: for diagnostics and tests).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let l = rs_impl::serial::DrainLoop::new(());
+    /// assert!(!l.is_draining());
+    /// ```
+    pub fn is_draining(&self) -> bool {
+        self.wip.load(Ordering::Acquire) != 0
+    }
+}

@@ -1,0 +1,251 @@
+//! The pull engine behind every cold source: a [`Pull`] source driven through the serial drain
+//! loop, one fresh run per subscription.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
+
+use crate::demand::Demand;
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::Arc;
+use crate::report;
+use crate::serial::DrainLoop;
+
+/// What a [`Pull`] source produced.
+#[derive(Debug)]
+pub enum Pulled<T> {
+    /// The next element.
+    Next(T),
+    /// The source is exhausted: the subscriber gets `on_complete`.
+    Complete,
+    /// The source failed: the subscriber gets `on_error`.
+    Error(Error),
+    /// Nothing now and nothing ever for this subscription (a [`never`](super::never) source);
+    /// the subscription stays open until cancelled.
+    Pending,
+}
+
+/// A synchronous source of elements, pulled one at a time by the drainer.
+///
+/// The engine pulls **one element ahead** of demand, so that a finite source completes
+/// without waiting for a request that would only find the end (rules 1.2, 1.5): after each
+/// `on_next`, and right after `on_subscribe`, it pulls the next element and keeps it until
+/// demand arrives. A source that panics in `pull` fails the stream with an error that says so;
+/// the panic never reaches the caller of `subscribe` or `request`.
+///
+/// # Examples
+///
+/// ```
+/// use rs_impl::source::{from_pull, Pull, Pulled};
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// use rs_api::Publisher;
+///
+/// struct Countdown(u32);
+/// impl Pull<u32> for Countdown {
+///     fn pull(&mut self) -> Pulled<u32> {
+///         if self.0 == 0 { return Pulled::Complete; }
+///         self.0 -= 1;
+///         Pulled::Next(self.0)
+///     }
+/// }
+/// let p = from_pull(|| Countdown(3));
+/// let (s, result) = collect(RequestStrategy::Unbounded);
+/// p.subscribe(Box::new(s));
+/// assert_eq!(result.wait().unwrap(), vec![2, 1, 0]);
+/// ```
+pub trait Pull<T>: Send {
+    /// Produces the next step of the stream.
+    fn pull(&mut self) -> Pulled<T>;
+}
+
+/// Starts one subscription of `source` for `subscriber`, on the caller's thread.
+pub(crate) fn subscribe_pull<T, P>(source: P, subscriber: BoxSubscriber<T>)
+where
+    T: Send + 'static,
+    P: Pull<T> + 'static,
+{
+    let sub = Arc::new(PullSubscription {
+        demand: Demand::new(),
+        cancelled: AtomicBool::new(false),
+        bad_request: AtomicBool::new(false),
+        drain: DrainLoop::new(State {
+            subscriber: Some(subscriber),
+            source: Some(source),
+            lookahead: None,
+            emitted: 0,
+            limit: 0,
+        }),
+    });
+    let handle: SubscriptionRef = sub.clone();
+    sub.run(Some(handle));
+}
+
+/// The drainer-only state of one subscription.
+struct State<T, P> {
+    /// The subscriber; `None` after the terminal signal or cancel (rules 1.6, 3.13).
+    subscriber: Option<BoxSubscriber<T>>,
+    /// The source; dropped together with the subscriber.
+    source: Option<P>,
+    /// The element pulled ahead of demand, if any.
+    lookahead: Option<Pulled<T>>,
+    /// Elements emitted so far (the drainer's local count; never an atomic per element).
+    emitted: u64,
+    /// The demand total last read from [`Demand`]; re-read only when `emitted` reaches it.
+    limit: u64,
+}
+
+impl<T, P> State<T, P> {
+    /// Ends the subscription: drops the subscriber and the source.
+    fn finish(&mut self) {
+        self.lookahead = None;
+        self.source = None;
+        self.subscriber = None;
+    }
+}
+
+/// One subscription of a pull source.
+struct PullSubscription<T, P> {
+    /// Cumulative demand (3.8, 3.17).
+    demand: Demand,
+    /// Set by cancel (3.5–3.7), by the terminal signal (1.6) and by a panicking subscriber
+    /// (2.13); once set, `request` and `cancel` are no-ops.
+    cancelled: AtomicBool,
+    /// Set by `request(0)` (3.9); the drainer answers with `on_error`.
+    bad_request: AtomicBool,
+    /// The serial drain loop and the drainer-only state.
+    drain: DrainLoop<State<T, P>>,
+}
+
+impl<T, P> PullSubscription<T, P>
+where
+    T: Send + 'static,
+    P: Pull<T>,
+{
+    /// Runs the one pass through the drain loop. Only `subscribe` passes `first`, and its call
+    /// is always the first drainer, so `on_subscribe` precedes every other signal (1.9).
+    fn run(&self, mut first: Option<SubscriptionRef>) {
+        self.drain.drain(|st| self.pass(st, &mut first));
+    }
+
+    fn pass(&self, st: &mut State<T, P>, first: &mut Option<SubscriptionRef>) {
+        let Some(subscriber) = st.subscriber.as_mut() else {
+            return;
+        };
+        if let Some(handle) = first.take() {
+            let ok = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
+            if let Err(payload) = ok {
+                self.subscriber_panicked(st, "on_subscribe", payload);
+                return;
+            }
+        }
+        loop {
+            if self.cancelled.load(Ordering::Acquire) {
+                st.finish();
+                return;
+            }
+            if self.bad_request.load(Ordering::Acquire) {
+                self.terminate(st, Some(SpecViolation::NonPositiveRequest.into()));
+                return;
+            }
+            let step = match st.lookahead.take() {
+                Some(step) => step,
+                None => pull_guarded(st.source.as_mut().expect("source present while active")),
+            };
+            match step {
+                Pulled::Pending => return,
+                Pulled::Complete => {
+                    self.terminate(st, None);
+                    return;
+                }
+                Pulled::Error(e) => {
+                    self.terminate(st, Some(e));
+                    return;
+                }
+                Pulled::Next(item) => {
+                    if st.emitted == st.limit {
+                        st.limit = self.demand.total();
+                        if st.emitted == st.limit && st.limit != UNBOUNDED {
+                            // 1.1: no demand; keep the element for the next request.
+                            st.lookahead = Some(Pulled::Next(item));
+                            return;
+                        }
+                    }
+                    st.emitted += 1;
+                    let subscriber = st.subscriber.as_mut().expect("active");
+                    let ok = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item)));
+                    if let Err(payload) = ok {
+                        self.subscriber_panicked(st, "on_next", payload);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Delivers the terminal signal (`on_error` if `error` is set) and ends the subscription.
+    fn terminate(&self, st: &mut State<T, P>, error: Option<Error>) {
+        self.cancelled.store(true, Ordering::Release);
+        let mut subscriber = st.subscriber.take().expect("active");
+        st.finish();
+        let (signal, ok) = match error {
+            Some(e) => (
+                "on_error",
+                catch_unwind(AssertUnwindSafe(|| subscriber.on_error(e))),
+            ),
+            None => (
+                "on_complete",
+                catch_unwind(AssertUnwindSafe(|| subscriber.on_complete())),
+            ),
+        };
+        if let Err(payload) = ok {
+            report::subscriber_panicked(signal, payload);
+        }
+        drop(subscriber);
+    }
+
+    /// 2.13: a panicking subscriber is a cancelled subscriber.
+    fn subscriber_panicked(
+        &self,
+        st: &mut State<T, P>,
+        signal: &'static str,
+        payload: Box<dyn std::any::Any + Send>,
+    ) {
+        self.cancelled.store(true, Ordering::Release);
+        st.finish();
+        report::subscriber_panicked(signal, payload);
+    }
+}
+
+/// Pulls, turning a panic in the source into an error for the subscriber.
+fn pull_guarded<T, P: Pull<T>>(source: &mut P) -> Pulled<T> {
+    match catch_unwind(AssertUnwindSafe(|| source.pull())) {
+        Ok(step) => step,
+        Err(payload) => Pulled::Error(Error::msg(format!(
+            "the source panicked while producing an element: {}",
+            report::panic_message(&*payload)
+        ))),
+    }
+}
+
+impl<T, P> Subscription for PullSubscription<T, P>
+where
+    T: Send + 'static,
+    P: Pull<T>,
+{
+    fn request(&self, n: u64) {
+        if self.cancelled.load(Ordering::Acquire) {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            self.bad_request.store(true, Ordering::Release);
+        }
+        self.run(None);
+    }
+
+    fn cancel(&self) {
+        if self.cancelled.swap(true, Ordering::AcqRel) {
+            return; // 3.7
+        }
+        self.run(None);
+    }
+}

@@ -1,0 +1,446 @@
+//! Ready-made subscribers: [`collect`] into a `Vec`, and [`for_each`] element.
+//!
+//! # Contract
+//!
+//! * **Demand** follows a [`RequestStrategy`]: unbounded, or a bounded prefetch of `n` that is
+//!   replenished by `n / 2` (at least 1) each time that many elements have been consumed, so
+//!   at most `n` elements are ever outstanding (rule 2.1).
+//! * **One subscription** (2.5): a second `on_subscribe` — or one after the end — is cancelled
+//!   at once, and the first subscription is kept.
+//! * **Terminal signals** (2.3, 2.4): the subscription is dropped without being called.
+//! * **The handle:** each subscriber comes with a handle that waits for the outcome from any
+//!   thread, and can cancel the subscription. If the subscriber is dropped without a terminal
+//!   signal (cancelled, or a panic made the publisher drop it), the outcome is the
+//!   [`Cancelled`] error — a waiting thread never hangs on a subscriber that is gone.
+//! * **Cost:** no lock and no allocation per element (`collect` pushes into its own `Vec`; the
+//!   handle sees the result only at the end).
+//!
+//! # Examples
+//!
+//! ```
+//! use rs_api::Publisher;
+//! use rs_impl::source;
+//! use rs_impl::subscriber::{collect, for_each, RequestStrategy};
+//!
+//! let (s, result) = collect(RequestStrategy::Prefetch(8));
+//! source::range(0u32..100).subscribe(Box::new(s));
+//! assert_eq!(result.wait().unwrap().len(), 100);
+//!
+//! let mut sum = 0u64;
+//! let total = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+//! let t = total.clone();
+//! let (s, done) = for_each(RequestStrategy::OneByOne, move |x: u64| {
+//!     sum += x;
+//!     t.store(sum, std::sync::atomic::Ordering::Relaxed);
+//! });
+//! source::range(1u64..5).subscribe(Box::new(s));
+//! done.wait().unwrap();
+//! assert_eq!(total.load(std::sync::atomic::Ordering::Relaxed), 10);
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use rs_api::{Error, Subscriber, SubscriptionRef, UNBOUNDED};
+
+use crate::loom::sync::{Arc, Condvar, Mutex};
+
+/// How a ready-made subscriber requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestStrategy {
+    /// `request(UNBOUNDED)` once, in `on_subscribe`.
+    Unbounded,
+    /// Request `n` up front, then `n / 2` (at least 1) after each `n / 2` consumed. `Prefetch(0)`
+    /// is taken as `Prefetch(1)` (a request of 0 would be a rule 3.9 violation).
+    Prefetch(u64),
+    /// `request(1)` up front and after each element (same as `Prefetch(1)`).
+    OneByOne,
+}
+
+impl RequestStrategy {
+    /// The first request and the replenishing batch, both at least 1.
+    fn sizes(self) -> (u64, u64) {
+        match self {
+            RequestStrategy::Unbounded => (UNBOUNDED, 0),
+            RequestStrategy::OneByOne => (1, 1),
+            RequestStrategy::Prefetch(n) => {
+                let n = n.max(1);
+                (n, (n / 2).max(1))
+            }
+        }
+    }
+}
+
+/// The subscription-handling half shared by the ready-made subscribers.
+struct Upstream {
+    subscription: Option<SubscriptionRef>,
+    /// First request; `UNBOUNDED` for the unbounded strategy.
+    initial: u64,
+    /// Replenishing batch; 0 when unbounded.
+    batch: u64,
+    /// Elements consumed since the last replenishing request.
+    consumed: u64,
+    /// A terminal signal arrived, or the handle cancelled.
+    ended: bool,
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Upstream")
+            .field("subscribed", &self.subscription.is_some())
+            .field("initial", &self.initial)
+            .field("batch", &self.batch)
+            .field("consumed", &self.consumed)
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+impl Upstream {
+    fn new(strategy: RequestStrategy) -> Self {
+        let (initial, batch) = strategy.sizes();
+        Upstream {
+            subscription: None,
+            initial,
+            batch,
+            consumed: 0,
+            ended: false,
+        }
+    }
+
+    /// 2.5: keeps the first subscription and makes the first request; cancels any other.
+    /// `keep` runs before the first request, for the handle to see the subscription.
+    fn on_subscribe(&mut self, subscription: SubscriptionRef, keep: impl FnOnce(&SubscriptionRef)) {
+        if self.subscription.is_some() || self.ended {
+            subscription.cancel();
+            return;
+        }
+        keep(&subscription);
+        self.subscription = Some(subscription.clone());
+        subscription.request(self.initial);
+    }
+
+    /// Counts one consumed element and replenishes demand when a batch is used up.
+    fn consumed_one(&mut self) {
+        if self.batch == 0 {
+            return;
+        }
+        self.consumed += 1;
+        if self.consumed == self.batch {
+            self.consumed = 0;
+            if let Some(s) = &self.subscription {
+                s.request(self.batch);
+            }
+        }
+    }
+
+    /// 2.3, 2.4: forget the subscription without calling it.
+    fn end(&mut self) {
+        self.ended = true;
+        self.subscription = None;
+    }
+}
+
+/// The error a handle reports when its subscriber was dropped without a terminal signal
+/// (cancelled through the handle, or dropped by the publisher after a panic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the subscriber was dropped without a terminal signal (cancelled, or it panicked)")]
+pub struct Cancelled;
+
+/// The outcome slot shared between a subscriber and its handle.
+struct Slot<R> {
+    /// The outcome, and whether one was ever set (it can be taken once).
+    outcome: Mutex<(Option<Result<R, Error>>, bool)>,
+    ready: Condvar,
+    /// The subscription, for `cancel` from the handle.
+    subscription: Mutex<Option<SubscriptionRef>>,
+}
+
+impl<R> Slot<R> {
+    fn new() -> Arc<Self> {
+        Arc::new(Slot {
+            outcome: Mutex::new((None, false)),
+            ready: Condvar::new(),
+            subscription: Mutex::new(None),
+        })
+    }
+
+    /// Sets the outcome unless one is set already.
+    fn complete(&self, outcome: Result<R, Error>) {
+        let mut slot = self.outcome.lock();
+        if !slot.1 {
+            *slot = (Some(outcome), true);
+            self.ready.notify_all();
+        }
+        drop(slot);
+        self.subscription.lock().take();
+    }
+
+    fn wait(&self) -> Result<R, Error> {
+        let mut slot = self.outcome.lock();
+        loop {
+            if let Some(outcome) = slot.0.take() {
+                return outcome;
+            }
+            slot = self.ready.wait(slot);
+        }
+    }
+
+    fn wait_timeout(&self, timeout: Duration) -> Option<Result<R, Error>> {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut slot = self.outcome.lock();
+        loop {
+            if let Some(outcome) = slot.0.take() {
+                return Some(outcome);
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            let (s, _) = self.ready.wait_timeout(slot, deadline - now);
+            slot = s;
+        }
+    }
+
+    fn try_take(&self) -> Option<Result<R, Error>> {
+        self.outcome.lock().0.take()
+    }
+
+    fn cancel(&self) {
+        let s = self.subscription.lock().take();
+        if let Some(s) = s {
+            s.cancel();
+        }
+    }
+}
+
+/// A handle on the outcome of a [`collect`] or [`for_each`] subscriber.
+pub struct Handle<R> {
+    slot: Arc<Slot<R>>,
+}
+
+impl<R> fmt::Debug for Handle<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle").finish_non_exhaustive()
+    }
+}
+
+impl<R> Handle<R> {
+    /// Blocks until the stream ends; returns its result (the error of `on_error`, or
+    /// [`Cancelled`] if the subscriber was dropped without a terminal signal).
+    ///
+    /// # Errors
+    ///
+    /// The stream's error, or [`Cancelled`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// let (s, h) = rs_impl::subscriber::collect(rs_impl::subscriber::RequestStrategy::Unbounded);
+    /// rs_impl::source::from_iter([1, 2]).subscribe(Box::new(s));
+    /// assert_eq!(h.wait().unwrap(), vec![1, 2]);
+    /// ```
+    pub fn wait(self) -> Result<R, Error> {
+        self.slot.wait()
+    }
+
+    /// Waits at most `timeout`; `Err(self)` if the stream has not ended by then.
+    ///
+    /// # Errors
+    ///
+    /// The handle itself, when the timeout passed first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// use std::time::Duration;
+    /// let (s, h) = rs_impl::subscriber::collect::<u8>(rs_impl::subscriber::RequestStrategy::Unbounded);
+    /// rs_impl::source::never().subscribe(Box::new(s));
+    /// let h = h.wait_timeout(Duration::from_millis(1)).unwrap_err();
+    /// h.cancel();
+    /// assert!(h.wait().is_err());
+    /// ```
+    pub fn wait_timeout(self, timeout: Duration) -> Result<Result<R, Error>, Self> {
+        match self.slot.wait_timeout(timeout) {
+            Some(outcome) => Ok(outcome),
+            None => Err(self),
+        }
+    }
+
+    /// The outcome, if the stream has ended; it can be taken once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// let (s, h) = rs_impl::subscriber::collect::<u8>(rs_impl::subscriber::RequestStrategy::Unbounded);
+    /// assert!(h.try_take().is_none());
+    /// rs_impl::source::empty().subscribe(Box::new(s));
+    /// assert_eq!(h.try_take().unwrap().unwrap(), Vec::<u8>::new());
+    /// ```
+    pub fn try_take(&self) -> Option<Result<R, Error>> {
+        self.slot.try_take()
+    }
+
+    /// Cancels the subscription (from any thread). The outcome becomes [`Cancelled`] once the
+    /// publisher drops the subscriber, unless a terminal signal came first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// let (s, h) = rs_impl::subscriber::collect::<u8>(rs_impl::subscriber::RequestStrategy::Unbounded);
+    /// rs_impl::source::never().subscribe(Box::new(s));
+    /// h.cancel();
+    /// assert!(h.wait().unwrap_err().is::<rs_impl::subscriber::Cancelled>());
+    /// ```
+    pub fn cancel(&self) {
+        self.slot.cancel()
+    }
+}
+
+/// A subscriber that collects every element into a `Vec` (see [`collect`]).
+pub struct Collect<T> {
+    upstream: Upstream,
+    items: Vec<T>,
+    slot: Arc<Slot<Vec<T>>>,
+}
+
+impl<T> fmt::Debug for Collect<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Collect")
+            .field("upstream", &self.upstream)
+            .field("received", &self.items.len())
+            .finish()
+    }
+}
+
+/// A subscriber that collects every element, and the handle that returns them.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// let (s, h) = collect(RequestStrategy::Prefetch(2));
+/// rs_impl::source::range(0u8..5).subscribe(Box::new(s));
+/// assert_eq!(h.wait().unwrap(), vec![0, 1, 2, 3, 4]);
+/// ```
+pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
+    let slot = Slot::new();
+    (
+        Collect {
+            upstream: Upstream::new(strategy),
+            items: Vec::new(),
+            slot: slot.clone(),
+        },
+        Handle { slot },
+    )
+}
+
+impl<T: Send> Subscriber<T> for Collect<T> {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        let slot = &self.slot;
+        self.upstream.on_subscribe(subscription, |s| {
+            *slot.subscription.lock() = Some(s.clone());
+        });
+    }
+
+    fn on_next(&mut self, item: T) {
+        self.items.push(item);
+        self.upstream.consumed_one();
+    }
+
+    fn on_error(&mut self, error: Error) {
+        self.upstream.end();
+        self.slot.complete(Err(error));
+    }
+
+    fn on_complete(&mut self) {
+        self.upstream.end();
+        self.slot.complete(Ok(std::mem::take(&mut self.items)));
+    }
+}
+
+impl<T> Drop for Collect<T> {
+    fn drop(&mut self) {
+        self.slot.complete(Err(Error::new(Cancelled)));
+    }
+}
+
+/// A subscriber that calls a closure for each element (see [`for_each`]).
+pub struct ForEach<F> {
+    upstream: Upstream,
+    f: F,
+    slot: Arc<Slot<()>>,
+}
+
+impl<F> fmt::Debug for ForEach<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ForEach")
+            .field("upstream", &self.upstream)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subscriber that calls `f` for each element on the publisher's thread, and the handle
+/// that reports how the stream ended.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{for_each, RequestStrategy};
+/// let (s, h) = for_each(RequestStrategy::Prefetch(16), |x: u32| assert!(x < 3));
+/// rs_impl::source::range(0u32..3).subscribe(Box::new(s));
+/// h.wait().unwrap();
+/// ```
+pub fn for_each<T, F>(strategy: RequestStrategy, f: F) -> (ForEach<F>, Handle<()>)
+where
+    F: FnMut(T) + Send,
+{
+    let slot = Slot::new();
+    (
+        ForEach {
+            upstream: Upstream::new(strategy),
+            f,
+            slot: slot.clone(),
+        },
+        Handle { slot },
+    )
+}
+
+impl<T, F> Subscriber<T> for ForEach<F>
+where
+    F: FnMut(T) + Send,
+{
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        let slot = &self.slot;
+        self.upstream.on_subscribe(subscription, |s| {
+            *slot.subscription.lock() = Some(s.clone());
+        });
+    }
+
+    fn on_next(&mut self, item: T) {
+        (self.f)(item);
+        self.upstream.consumed_one();
+    }
+
+    fn on_error(&mut self, error: Error) {
+        self.upstream.end();
+        self.slot.complete(Err(error));
+    }
+
+    fn on_complete(&mut self) {
+        self.upstream.end();
+        self.slot.complete(Ok(()));
+    }
+}
+
+impl<F> Drop for ForEach<F> {
+    fn drop(&mut self) {
+        self.slot.complete(Err(Error::new(Cancelled)));
+    }
+}

@@ -1,0 +1,2 @@
+//! The Reactive Streams verification kit (TCK). Under construction.
+#![forbid(unsafe_code)]
