@@ -2,12 +2,15 @@
 //! loop, one fresh run per subscription.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+// The subscription is handed out as an `rs_api::SubscriptionRef`, which is a std `Arc` in
+// every build (loom's `Arc` cannot become a `dyn` std `Arc`). Its reference count is not
+// part of any protocol here; the atomics and the lock inside it come from the facade.
+use std::sync::Arc;
 
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::loom::sync::Arc;
 use crate::report;
 use crate::serial::DrainLoop;
 
