@@ -16,9 +16,10 @@
 //!   terminal signal at once.
 //! * **Completion** reaches subscribers after the buffered elements. **Errors** are forwarded at
 //!   once (rule 4.2), dropping buffered elements.
-//! * **Cancel:** a cancelled subscriber is dropped (3.13); when the last subscriber cancels, the
-//!   processor cancels its upstream (as the JVM TCK's processor tests expect) and later
-//!   subscribers are refused with `on_error` ([`SpecViolation::Rejected`]).
+//! * **Cancel:** a cancelled subscriber is dropped (3.13). When the last subscriber leaves —
+//!   by cancel, by `request(0)` or by panicking — the processor cancels its upstream (as the JVM
+//!   TCK's processor tests expect; rule 3.14 allows it) and later subscribers are refused with
+//!   `on_error` ([`SpecViolation::Rejected`]).
 //! * **`request(0)`** fails that subscriber alone with the 3.9 error. A panicking subscriber is
 //!   cancelled; the others keep every element (2.13).
 //! * **Upstream:** the first `on_subscribe` wins; any other subscription is cancelled (2.5).
