@@ -3,7 +3,7 @@
 //! # Contract
 //!
 //! * [`Demand::request`] adds `n` to the *cumulative* total requested (3.8). The addition
-//!   saturates at [`UNBOUNDED`](rs_api::UNBOUNDED); a single request of at least
+//!   saturates at [`UNBOUNDED`]; a single request of at least
 //!   [`UNBOUNDED_THRESHOLD`](rs_api::UNBOUNDED_THRESHOLD) (the JVM's `Long.MAX_VALUE`) makes the
 //!   demand unbounded at once, and so does a total that reaches it cumulatively; either way
 //!   the total becomes exactly `UNBOUNDED` (3.17). Overflow is impossible: demand never wraps.

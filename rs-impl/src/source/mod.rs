@@ -33,7 +33,7 @@
 //! | [`from_pull`] | the steps of a fresh [`Pull`] source made per subscription |
 //! | [`empty`] | `on_complete` at once |
 //! | [`failed`] | `on_error` with the given error at once |
-//! | [`never`] | nothing, until cancelled |
+//! | [`never()`] | nothing, until cancelled |
 //!
 //! # Examples
 //!
@@ -329,7 +329,7 @@ impl<T: Send + 'static> Publisher<T> for Failed<T> {
     }
 }
 
-/// Never signals anything after `on_subscribe` (see [`never`]).
+/// Never signals anything after `on_subscribe` (see [`never()`]).
 pub struct Never<T>(PhantomData<fn() -> T>);
 
 impl<T> fmt::Debug for Never<T> {
