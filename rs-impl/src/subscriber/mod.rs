@@ -109,13 +109,23 @@ impl Upstream {
     }
 
     /// 2.5: keeps the first subscription and makes the first request; cancels any other.
-    /// `keep` runs before the first request, for the handle to see the subscription.
-    fn on_subscribe(&mut self, subscription: SubscriptionRef, keep: impl FnOnce(&SubscriptionRef)) {
+    /// `keep` runs before the first request, for the handle to see the subscription; it
+    /// returns `false` if the handle cancelled already, and then the subscription is cancelled
+    /// at once, without a request.
+    fn on_subscribe(
+        &mut self,
+        subscription: SubscriptionRef,
+        keep: impl FnOnce(&SubscriptionRef) -> bool,
+    ) {
         if self.subscription.is_some() || self.ended {
             subscription.cancel();
             return;
         }
-        keep(&subscription);
+        if !keep(&subscription) {
+            self.ended = true;
+            subscription.cancel();
+            return;
+        }
         self.subscription = Some(subscription.clone());
         subscription.request(self.initial);
     }
@@ -153,7 +163,18 @@ struct Slot<R> {
     outcome: Mutex<(Option<Result<R, Error>>, bool)>,
     ready: Condvar,
     /// The subscription, for `cancel` from the handle.
-    subscription: Mutex<Option<SubscriptionRef>>,
+    subscription: Mutex<Link>,
+}
+
+/// What the handle knows of the subscription. One lock for both fields, so that a cancel
+/// racing with `on_subscribe` is either seen by `keep` or finds the subscription to cancel.
+#[derive(Default)]
+struct Link {
+    /// The subscription, from `on_subscribe` until the terminal signal or the cancel.
+    subscription: Option<SubscriptionRef>,
+    /// The handle cancelled. A cancel made before `on_subscribe` is not lost: the
+    /// subscription is cancelled as soon as it arrives.
+    cancelled: bool,
 }
 
 impl<R> Slot<R> {
@@ -161,7 +182,7 @@ impl<R> Slot<R> {
         Arc::new(Slot {
             outcome: Mutex::new((None, false)),
             ready: Condvar::new(),
-            subscription: Mutex::new(None),
+            subscription: Mutex::new(Link::default()),
         })
     }
 
@@ -173,7 +194,17 @@ impl<R> Slot<R> {
             self.ready.notify_all();
         }
         drop(slot);
-        self.subscription.lock().take();
+        self.subscription.lock().subscription.take();
+    }
+
+    /// Keeps `s` for the handle's `cancel`; `false` if the handle cancelled already.
+    fn keep(&self, s: &SubscriptionRef) -> bool {
+        let mut link = self.subscription.lock();
+        if link.cancelled {
+            return false;
+        }
+        link.subscription = Some(s.clone());
+        true
     }
 
     fn wait(&self) -> Result<R, Error> {
@@ -187,7 +218,10 @@ impl<R> Slot<R> {
     }
 
     fn wait_timeout(&self, timeout: Duration) -> Option<Result<R, Error>> {
-        let deadline = std::time::Instant::now() + timeout;
+        let Some(deadline) = std::time::Instant::now().checked_add(timeout) else {
+            // A timeout too large for `Instant` (such as `Duration::MAX`) never expires.
+            return Some(self.wait());
+        };
         let mut slot = self.outcome.lock();
         loop {
             if let Some(outcome) = slot.0.take() {
@@ -207,7 +241,11 @@ impl<R> Slot<R> {
     }
 
     fn cancel(&self) {
-        let s = self.subscription.lock().take();
+        let s = {
+            let mut link = self.subscription.lock();
+            link.cancelled = true;
+            link.subscription.take()
+        };
         if let Some(s) = s {
             s.cancel();
         }
@@ -245,7 +283,8 @@ impl<R> Handle<R> {
         self.slot.wait()
     }
 
-    /// Waits at most `timeout`; `Err(self)` if the stream has not ended by then.
+    /// Waits at most `timeout`; `Err(self)` if the stream has not ended by then. A timeout
+    /// too large to represent as a deadline (such as `Duration::MAX`) waits like [`wait`](Self::wait).
     ///
     /// # Errors
     ///
@@ -285,7 +324,9 @@ impl<R> Handle<R> {
     }
 
     /// Cancels the subscription (from any thread). The outcome becomes [`Cancelled`] once the
-    /// publisher drops the subscriber, unless a terminal signal came first.
+    /// publisher drops the subscriber, unless a terminal signal came first. A cancel made
+    /// before the subscriber is subscribed is kept: the subscription is cancelled as soon as
+    /// it arrives, and nothing is requested.
     ///
     /// # Examples
     ///
@@ -343,9 +384,7 @@ pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
 impl<T: Send> Subscriber<T> for Collect<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| {
-            *slot.subscription.lock() = Some(s.clone());
-        });
+        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
     }
 
     fn on_next(&mut self, item: T) {
@@ -418,9 +457,7 @@ where
 {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| {
-            *slot.subscription.lock() = Some(s.clone());
-        });
+        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
     }
 
     fn on_next(&mut self, item: T) {
