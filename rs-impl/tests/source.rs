@@ -1053,3 +1053,36 @@ fn panicking_factory_signals_on_error(#[case] pull: bool) {
     assert_source_panic_error(&shared, 0);
     assert!(alive.upgrade().is_none());
 }
+
+/// 2.13 and "no panic escapes": a subscriber whose `Drop` panics, dropped by the publisher
+/// after its terminal signal or a cancel, does not unwind into `subscribe` or `cancel`.
+#[rstest]
+#[case::after_completion(false)]
+#[case::after_cancel(true)]
+fn a_panicking_drop_does_not_escape(#[case] cancel: bool) {
+    struct PanicOnDrop(Arc<Mutex<Option<SubscriptionRef>>>);
+    impl Subscriber<u32> for PanicOnDrop {
+        fn on_subscribe(&mut self, s: SubscriptionRef) {
+            *self.0.lock().unwrap() = Some(s);
+        }
+        fn on_next(&mut self, _: u32) {}
+        fn on_error(&mut self, _: Error) {}
+        fn on_complete(&mut self) {}
+    }
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            panic!("panicking Drop (expected by this test)");
+        }
+    }
+    let slot = Arc::new(Mutex::new(None));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        source::range(0u32..3).subscribe(Box::new(PanicOnDrop(slot.clone())));
+        let s = slot.lock().unwrap().take().expect("on_subscribe");
+        if cancel {
+            s.cancel();
+        } else {
+            s.request(UNBOUNDED);
+        }
+    }));
+    assert!(outcome.is_ok(), "a panic escaped into the caller");
+}

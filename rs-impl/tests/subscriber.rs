@@ -424,6 +424,9 @@ fn try_take_returns_the_outcome_once() {
     // Dropping the subscriber afterwards does not make up a second outcome.
     m.drop_subscriber();
     assert!(h.try_take().is_none());
+    // Waiting for an outcome already taken reports it instead of blocking forever.
+    let e = h.wait().unwrap_err();
+    assert!(e.is::<rs_impl::subscriber::AlreadyTaken>(), "{e}");
 }
 
 /// `wait` blocks until the end, from another thread.

@@ -235,21 +235,16 @@ impl<T: Clone + Send + 'static> Shared<T> {
 
             // Cancelled and misbehaving (request(0)) subscribers leave.
             let before = st.subscribers.len();
-            st.subscribers.retain_mut(|a| {
-                if a.handle.cancelled.load(Ordering::Acquire) {
-                    return false;
+            let mut leaving = Vec::new();
+            let mut i = 0;
+            while i < st.subscribers.len() {
+                if self.leaves(&mut st.subscribers[i]) {
+                    leaving.push(st.subscribers.remove(i));
+                } else {
+                    i += 1;
                 }
-                if a.handle.bad_request.load(Ordering::Acquire) {
-                    a.handle.cancelled.store(true, Ordering::Release);
-                    let e: Error = SpecViolation::NonPositiveRequest.into();
-                    let s = &mut a.subscriber;
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
-                        report::subscriber_panicked("on_error", p);
-                    }
-                    return false;
-                }
-                true
-            });
+            }
+            report::drop_guarded(leaving);
             if st.subscribers.len() != before {
                 progressed = true;
                 if st.subscribers.is_empty() && st.ended.is_none() && terminal.is_none() {
@@ -294,6 +289,23 @@ impl<T: Clone + Send + 'static> Shared<T> {
                 return;
             }
         }
+    }
+
+    /// Whether `a` leaves now: cancelled, or failed by its own `request(0)` (3.9).
+    fn leaves(&self, a: &mut Active<T>) -> bool {
+        if a.handle.cancelled.load(Ordering::Acquire) {
+            return true;
+        }
+        if a.handle.bad_request.load(Ordering::Acquire) {
+            a.handle.cancelled.store(true, Ordering::Release);
+            let e: Error = SpecViolation::NonPositiveRequest.into();
+            let s = &mut a.subscriber;
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
+                report::subscriber_panicked("on_error", p);
+            }
+            return true;
+        }
+        false
     }
 
     /// Delivers one element to every subscriber and replenishes upstream demand.
@@ -356,6 +368,7 @@ fn signal_end<T>(mut subscriber: BoxSubscriber<T>, ending: &Ending) {
     if let Err(p) = result {
         report::subscriber_panicked("terminal signal", p);
     }
+    report::drop_guarded(subscriber);
 }
 
 impl<T: Clone + Send + 'static> Subscription for Downstream<T> {

@@ -157,6 +157,12 @@ impl Upstream {
 #[error("the subscriber was dropped without a terminal signal (cancelled, or it panicked)")]
 pub struct Cancelled;
 
+/// The error a handle reports when its outcome was already taken by
+/// [`Handle::try_take`]: waiting again would never end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the outcome was already taken from this handle")]
+pub struct AlreadyTaken;
+
 /// The outcome slot shared between a subscriber and its handle.
 struct Slot<R> {
     /// The outcome, and whether one was ever set (it can be taken once).
@@ -213,6 +219,9 @@ impl<R> Slot<R> {
             if let Some(outcome) = slot.0.take() {
                 return outcome;
             }
+            if slot.1 {
+                return Err(Error::new(AlreadyTaken));
+            }
             slot = self.ready.wait(slot);
         }
     }
@@ -226,6 +235,9 @@ impl<R> Slot<R> {
         loop {
             if let Some(outcome) = slot.0.take() {
                 return Some(outcome);
+            }
+            if slot.1 {
+                return Some(Err(Error::new(AlreadyTaken)));
             }
             let now = std::time::Instant::now();
             if now >= deadline {
