@@ -57,8 +57,9 @@ pub fn throughput_chart(
         return Err(format!("no rows for scenario {}", scenario.id).into());
     }
     let (lo, hi) = rows.iter().fold((f64::MAX, 0f64), |(lo, hi), r| {
-        let v = r.elements_per_sec / 1e6;
-        (lo.min(v), hi.max(v))
+        let low = r.min_elements_per_sec.min(r.elements_per_sec) / 1e6;
+        let high = r.max_elements_per_sec.max(r.elements_per_sec) / 1e6;
+        (lo.min(low), hi.max(high))
     });
     // Log axis: a decade of room below, and headroom above for the legend.
     let y_lo = (lo / 2.0).max(1e-6);
@@ -88,6 +89,9 @@ pub fn throughput_chart(
         .disable_x_mesh()
         .x_labels(labels.len())
         .x_label_formatter(&label_of)
+        .y_labels(30)
+        .bold_line_style(BLACK.mix(0.08))
+        .light_line_style(TRANSPARENT)
         .y_label_formatter(&|v| format_melems(*v))
         .x_desc(scenario.param_name.as_str())
         .y_desc("million elements / s (log)")
@@ -126,22 +130,33 @@ pub fn throughput_chart(
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
             continue;
         }
-        let points: Vec<_> = labels
+        let found: Vec<_> = labels
             .iter()
             .enumerate()
             .filter_map(|(i, label)| {
                 let row = rows
                     .iter()
                     .find(|r| r.implementation == imp.name && &r.param == label)?;
-                Some((
-                    SegmentValue::CenterOf(i32::try_from(i).ok()?),
-                    row.elements_per_sec / 1e6,
-                ))
+                Some((i32::try_from(i).ok()?, *row))
             })
             .collect();
-        if points.is_empty() {
+        if found.is_empty() {
             continue;
         }
+        // Whiskers: slowest to fastest round.
+        chart.draw_series(found.iter().map(|(i, row)| {
+            PathElement::new(
+                vec![
+                    (SegmentValue::CenterOf(*i), row.min_elements_per_sec / 1e6),
+                    (SegmentValue::CenterOf(*i), row.max_elements_per_sec / 1e6),
+                ],
+                color.mix(0.6).stroke_width(2),
+            )
+        }))?;
+        let points: Vec<_> = found
+            .iter()
+            .map(|(i, row)| (SegmentValue::CenterOf(*i), row.elements_per_sec / 1e6))
+            .collect();
         chart
             .draw_series(LineSeries::new(points.clone(), style))?
             .label(name)
@@ -168,8 +183,13 @@ fn short_axis(name: &str) -> &str {
     name.split(['(', '/']).next().unwrap_or(name).trim()
 }
 
-/// Formats a tick of the log axis: `0.5`, `3`, `40`, `1200`.
+/// Formats a tick of the log axis, keeping only 1, 2 and 5 × 10^k (`0.5`, `2`, `10`, `200`)
+/// and leaving the others blank.
 fn format_melems(v: f64) -> String {
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if ![1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+        return String::new();
+    }
     if v >= 10.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {

@@ -67,11 +67,11 @@ impl Mode {
             },
             Mode::Quick => Settings {
                 mode: self,
-                target: Duration::from_millis(60),
-                rounds: 7,
-                alloc_n: 100_000,
+                target: Duration::from_millis(120),
+                rounds: 9,
+                alloc_n: 200_000,
                 fixed_n: None,
-                max_n: 16_000_000,
+                max_n: 64_000_000,
             },
             Mode::Full => Settings {
                 mode: self,
@@ -79,7 +79,7 @@ impl Mode {
                 rounds: 15,
                 alloc_n: 1_000_000,
                 fixed_n: None,
-                max_n: 64_000_000,
+                max_n: 256_000_000,
             },
         }
     }

@@ -24,6 +24,10 @@ pub struct Machine {
     pub rustc: String,
     /// When the report was made, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub date: String,
+    /// `/proc/loadavg`'s 1, 5 and 15 minute figures when measuring started: how busy the
+    /// machine was with other work.
+    #[serde(default)]
+    pub load_average: String,
 }
 
 const UNKNOWN: &str = "unknown";
@@ -87,8 +91,18 @@ impl Machine {
             kernel,
             rustc: env!("RS_BENCHES_RUSTC_VERSION").to_owned(),
             date: utc_now(),
+            load_average: load_average(),
         }
     }
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), or `"unknown"`.
+#[must_use]
+pub fn load_average() -> String {
+    read("/proc/loadavg")
+        .map(|t| t.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| UNKNOWN.to_owned())
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.

@@ -198,6 +198,7 @@ impl Report {
         let _ = writeln!(md, "| OS | {}, kernel {} |", m.os, m.kernel);
         let _ = writeln!(md, "| compiler | {} |", m.rustc);
         let _ = writeln!(md, "| date (UTC) | {} |", m.date);
+        let _ = writeln!(md, "| load average at start | {} |", m.load_average);
         let _ = writeln!(
             md,
             "| method | {} alternating rounds per cell (every implementation and parameter in \
@@ -264,7 +265,8 @@ impl Report {
 
         let _ = writeln!(
             md,
-            "Throughput, million elements per second (median), by {}:\n",
+            "Throughput, million elements per second: median <sub>slowest–fastest round</sub>, \
+             by {}:\n",
             s.param_name
         );
         header(md, "implementation");
@@ -273,7 +275,13 @@ impl Report {
             for c in &columns {
                 match exact(&i.name, c) {
                     Some(r) => {
-                        let _ = write!(md, " {:.1} |", r.elements_per_sec / 1e6);
+                        let _ = write!(
+                            md,
+                            " {} <sub>{}–{}</sub> |",
+                            melems(r.elements_per_sec),
+                            melems(r.min_elements_per_sec),
+                            melems(r.max_elements_per_sec)
+                        );
                     }
                     None => md.push_str(" |"),
                 }
@@ -357,5 +365,17 @@ impl Report {
             let _ = writeln!(md, "- {}: {}", name(i), i.what);
         }
         md.push('\n');
+    }
+}
+
+/// Million elements per second, with 3 significant digits at most (`0.61`, `6.1`, `61`).
+fn melems(eps: f64) -> String {
+    let v = eps / 1e6;
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
     }
 }

@@ -19,8 +19,9 @@ fn counts_allocations_on_this_and_other_threads() {
     assert!(here.allocs >= 1 && here.bytes >= 1000, "{here:?}");
     drop(v);
 
-    // A spawned thread allocates 10 × 4096 bytes; spawning costs something too, so compare
-    // with a thread that allocates nothing.
+    // A spawned thread allocates 10 × 4096 bytes; spawning costs something too (more the
+    // first time: one-time runtime setup), so warm up, then compare with a thread that
+    // allocates nothing. Retried, since the test harness's own thread may allocate meanwhile.
     let measure = |k: usize| {
         let before = snapshot();
         std::thread::spawn(move || {
@@ -32,17 +33,19 @@ fn counts_allocations_on_this_and_other_threads() {
         .unwrap();
         snapshot().since(before)
     };
-    let idle = measure(0);
-    let busy = measure(10);
-    assert_eq!(
-        busy.allocs - idle.allocs,
-        10,
-        "idle {idle:?}, busy {busy:?}"
-    );
-    assert_eq!(
-        busy.bytes - idle.bytes,
-        40_960,
-        "idle {idle:?}, busy {busy:?}"
+    measure(0);
+    let exact = (0..5).any(|_| {
+        let idle = measure(0);
+        let busy = measure(10);
+        let extra = (busy.allocs - idle.allocs, busy.bytes - idle.bytes);
+        if extra != (10, 40_960) {
+            eprintln!("idle {idle:?}, busy {busy:?}");
+        }
+        extra == (10, 40_960)
+    });
+    assert!(
+        exact,
+        "the other thread's allocations were not counted exactly"
     );
 
     // Frees are not subtracted; a realloc counts its new size.

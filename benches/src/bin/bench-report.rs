@@ -100,6 +100,7 @@ fn measure(args: &Args) -> Result<Report, String> {
         }
         scenarios.retain(|s| args.only.iter().any(|id| id == s.id));
     }
+    let machine = Machine::detect();
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut rows = Vec::new();
@@ -132,7 +133,7 @@ fn measure(args: &Args) -> Result<Report, String> {
         );
     }
     Ok(Report {
-        machine: Machine::detect(),
+        machine,
         run: settings.run_info(started.elapsed()),
         scenarios: scenarios.iter().map(ScenarioInfo::from).collect(),
         rows,
