@@ -61,9 +61,10 @@ pub fn throughput_chart(
         let high = r.max_elements_per_sec.max(r.elements_per_sec) / 1e6;
         (lo.min(low), hi.max(high))
     });
-    // Log axis: a decade of room below, and headroom above for the legend.
-    let y_lo = (lo / 2.0).max(1e-6);
-    let y_hi = hi * 6.0;
+    // Log axis from the power of ten below the slowest round (so ticks land on 1-2-5
+    // values), with headroom above for the legend.
+    let y_lo = 10f64.powf(lo.max(1e-6).log10().floor());
+    let y_hi = hi * 4.0;
 
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;

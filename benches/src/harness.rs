@@ -96,9 +96,9 @@ impl Mode {
 }
 
 impl Settings {
-    /// The [`RunInfo`] of a run with these settings that took `wall`.
+    /// The [`RunInfo`] of a run with these settings, made by `command`, that took `wall`.
     #[must_use]
-    pub fn run_info(&self, wall: Duration) -> RunInfo {
+    pub fn run_info(&self, command: String, wall: Duration) -> RunInfo {
         RunInfo {
             mode: self.mode.name().to_owned(),
             rounds: self.rounds,
@@ -106,6 +106,7 @@ impl Settings {
             alloc_elements: self.alloc_n,
             alloc_counted: is_counting(),
             wall_seconds: wall.as_secs_f64(),
+            command,
         }
     }
 }

@@ -106,6 +106,9 @@ pub struct RunInfo {
     pub alloc_counted: bool,
     /// Wall-clock time of the whole run, seconds.
     pub wall_seconds: f64,
+    /// The command that made the report.
+    #[serde(default)]
+    pub command: String,
 }
 
 /// A whole report: `report.json`.
@@ -178,9 +181,10 @@ impl Report {
 
     /// Renders `report.md`. Charts are linked as `<chart_prefix><id>.svg`.
     #[must_use]
-    pub fn to_markdown(&self, chart_prefix: &str, command: &str) -> String {
+    pub fn to_markdown(&self, chart_prefix: &str) -> String {
         let m = &self.machine;
         let r = &self.run;
+        let command = &r.command;
         let mut md = String::new();
         let _ = writeln!(md, "# Benchmark report\n");
         let _ = writeln!(

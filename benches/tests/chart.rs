@@ -80,6 +80,7 @@ fn synthetic() -> Report {
             alloc_elements: 1000,
             alloc_counted: true,
             wall_seconds: 1.0,
+            command: "bench-report --tiny".to_owned(),
         },
         scenarios: vec![fanout, boundary],
         rows,
@@ -137,7 +138,7 @@ fn ratios_pair_ours_with_each_peer_at_the_same_parameter_or_any() {
 #[test]
 fn markdown_has_a_table_a_ratio_table_an_allocation_table_and_the_chart_per_scenario() {
     let report = synthetic();
-    let md = report.to_markdown("bench/", "bench-report --tiny");
+    let md = report.to_markdown("bench/");
     for s in &report.scenarios {
         assert!(md.contains(&format!("![{} throughput](bench/{}.svg)", s.id, s.id)));
     }

@@ -68,7 +68,6 @@ fn parse() -> Result<Args, String> {
             "--only" => only.extend(value("--only")?.split(',').map(str::to_owned)),
             "--page" => page = Some(PathBuf::from(value("--page")?)),
             "--from" => from = Some(PathBuf::from(value("--from")?)),
-            "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -134,7 +133,13 @@ fn measure(args: &Args) -> Result<Report, String> {
     }
     Ok(Report {
         machine,
-        run: settings.run_info(started.elapsed()),
+        run: settings.run_info(
+            format!(
+                "cargo run --release -p rs-benches --bin bench-report -- {}",
+                args.raw.join(" ")
+            ),
+            started.elapsed(),
+        ),
         scenarios: scenarios.iter().map(ScenarioInfo::from).collect(),
         rows,
     })
@@ -170,22 +175,13 @@ fn run() -> Result<(), String> {
         }
         None => measure(&args)?,
     };
-    let command = if args.from.is_some() {
-        "cargo run --release -p rs-benches --bin bench-report".to_owned()
-    } else {
-        format!(
-            "cargo run --release -p rs-benches --bin bench-report -- {}",
-            args.raw.join(" ")
-        )
-    };
-
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     if args.from.is_none() {
         write(&args.out.join("report.json"), json.as_bytes())?;
     }
     write(
         &args.out.join("report.md"),
-        report.to_markdown("", &command).as_bytes(),
+        report.to_markdown("").as_bytes(),
     )?;
     for s in &report.scenarios {
         let path = args.out.join(Report::chart_file(s));
@@ -200,12 +196,16 @@ fn run() -> Result<(), String> {
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let prefix = relative(dir, &args.out);
-        write(page, report.to_markdown(&prefix, &command).as_bytes())?;
+        write(page, report.to_markdown(&prefix).as_bytes())?;
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
