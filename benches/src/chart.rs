@@ -64,7 +64,11 @@ pub fn throughput_chart(
     // Log axis from the power of ten below the slowest round (so ticks land on 1-2-5
     // values), with headroom above for the legend.
     let y_lo = 10f64.powf(lo.max(1e-6).log10().floor());
-    let y_hi = hi * 4.0;
+    // The legend takes about 17 px per entry of the ≈430 px plot height: keep that fraction
+    // `f` of the (logarithmic) axis above the fastest round,
+    // log(y_hi) = log(hi) + f (log(y_hi) - log(y_lo)).
+    let f = (17.0 * scenario.implementations.len() as f64 + 30.0) / 430.0;
+    let y_hi = 10f64.powf(((hi * 1.2).log10() - f * y_lo.log10()) / (1.0 - f));
 
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;

@@ -67,8 +67,8 @@ impl Mode {
             },
             Mode::Quick => Settings {
                 mode: self,
-                target: Duration::from_millis(120),
-                rounds: 9,
+                target: Duration::from_millis(80),
+                rounds: 15,
                 alloc_n: 200_000,
                 fixed_n: None,
                 max_n: 64_000_000,
