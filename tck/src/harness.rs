@@ -1,7 +1,9 @@
 //! The `cargo test` harness: one test per rule and implementation, through `libtest-mimic`.
 //!
 //! Each [`Test`](crate::suite::Test) of each [`Suite`] becomes one trial named
-//! `<implementation>::<test name>`, so `cargo test -- spec101` filters as usual. Outcomes map
+//! `<implementation>::<verification>::<test name>` (the verification keeps apart tests that
+//! two verifications share by name, such as the subscriber whitebox and blackbox ones), so
+//! `cargo test -- spec101` filters as usual. Outcomes map
 //! as follows:
 //!
 //! | outcome | shown by `cargo test` as |
@@ -40,9 +42,9 @@ pub fn trials(suites: Vec<Suite>) -> Vec<Trial> {
     suites
         .into_iter()
         .flat_map(|suite| {
-            let implementation = suite.implementation;
+            let prefix = format!("{}::{}", suite.implementation, suite.verification);
             suite.tests.into_iter().map(move |test| {
-                let name = format!("{implementation}::{}", test.name);
+                let name = format!("{prefix}::{}", test.name);
                 Trial::ignorable_test(name, move || {
                     let o = test.run();
                     match o.outcome {

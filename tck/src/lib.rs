@@ -29,7 +29,7 @@
 //! rs_tck::tck_main!(rs_tck::publisher::verify("my-publisher", MyPublisherVerification));
 //! ```
 //!
-//! Every test then shows up as `my-publisher::required_spec101_…`: `ok`, `FAILED` with the
+//! Every test then shows up as `my-publisher::publisher::required_spec101_…`: `ok`, `FAILED` with the
 //! message, or `ignored` with the reason (skipped or untested; never shown as a pass).
 //!
 //! ## Run it over the built-ins

@@ -13,7 +13,7 @@ use rs_tck::runner::{self, RunOptions};
 
 const USAGE: &str = "usage: rs-tck [--json FILE] [--threads N] [FILTER]\n\
     Runs every verification over every built-in implementation.\n\
-    FILTER keeps the tests whose `implementation::test` name contains it.";
+    FILTER keeps the tests whose `implementation::verification::test` name contains it.";
 
 fn main() -> ExitCode {
     let mut json: Option<PathBuf> = None;

@@ -107,39 +107,44 @@
 //! # Each check can fail
 //!
 //! `tck/tests/publisher_self_test.rs` runs every check over a configurable broken publisher
-//! (`tck/tests/support/broken.rs`) and asserts that the check fails (or, for an optional
+//! (`tck/tests/support/broken_publisher.rs`) and asserts that the check fails (or, for an optional
 //! check, is skipped as unmet) with a message naming the rule and the reason:
 //!
-//! | check (rule) | broken publisher (self-test) |
+//! | check | broken publisher: self-test (`publisher_self_test.rs`) |
 //! |---|---|
-//! | create_publisher1 | produces 2 elements (`…_should_fail_by_producing_too_many_elements`) |
-//! | create_publisher3 | produces 2 elements (`…_should_fail_by_producing_too_few_elements`) |
-//! | validate max elements | `max_elements_from_publisher() = u64::MAX` |
-//! | validate recursion depth | depth 0 |
-//! | 1.1 | emits one more than requested; emits before any request |
-//! | 1.2 | never completes |
-//! | 1.3 | drops requests made while it is draining (lost wake-up) |
-//! | 1.4 (opt) | failed publisher that never signals `on_error` |
-//! | 1.5 | never completes |
-//! | 1.5 (opt, empty) | empty stream that never completes (skipped as unmet) |
-//! | 1.6 | keeps the subscriber after `on_complete` |
-//! | 1.7 (`on_complete`) | sends `on_next` after `on_complete` |
-//! | 1.7 (`on_error`) | sends `on_complete` after `on_error` |
-//! | 1.8 | signals `on_complete` on cancel |
-//! | 1.9 `on_subscribe` | never calls `on_subscribe` |
-//! | 1.9 must not panic | panics in `subscribe`; panics in `request` |
-//! | 1.9 rejection | `on_error` before `on_subscribe` |
-//! | 1.11 ×5 (opt) | unicast (rejects the second subscriber); different sequence per subscriber (skipped as unmet) |
-//! | 3.2 | re-entrant `request` panics (state borrowed across `on_next`) |
-//! | 3.3 | re-entrant `request` panics (no trampoline) |
-//! | 3.6 | ignores cancel |
-//! | 3.7 | errors on a repeated cancel; panics on a repeated cancel |
-//! | 3.9 ×2 | ignores `request(0)` |
-//! | 3.9 message (opt) | a message without the rule (skipped as unmet) |
-//! | 3.12 | flushes the remaining elements on cancel |
-//! | 3.13 | keeps the subscriber after cancel |
-//! | 3.17 ×2 | errors on demand above `i32::MAX` |
-//! | 3.17 overflow | panics when its demand counter overflows |
+//! | create_publisher1 | produces one element too many: `create_publisher1_should_fail_by_producing_too_many_elements` |
+//! | create_publisher3 | produces one element too few: `create_publisher3_should_fail_by_producing_too_few_elements` |
+//! | validate max elements | `u64::MAX`: `validate_max_elements_should_fail_by_exceeding_i64_max` |
+//! | validate recursion depth | 0: `validate_recursion_depth_should_fail_by_being_zero` |
+//! | 1.1 | `spec101_should_fail_by_emitting_more_than_requested`, `spec101_should_fail_by_emitting_before_any_request` |
+//! | 1.2 | never completes: `spec102_should_fail_by_not_completing` |
+//! | 1.3 (stochastic) | drops requests made while it drains: `spec103_should_fail_by_losing_a_wake_up` |
+//! | 1.4 (optional, hard) | failed publisher without `on_error`: `spec104_should_fail_by_not_signalling_on_error` |
+//! | 1.5 | `spec105_should_fail_by_not_completing` |
+//! | 1.5 empty (optional) | `spec105_empty_should_fail_by_not_completing` (unmet) |
+//! | 1.6 | `spec106_should_fail_by_keeping_the_subscriber_after_on_complete`, `…_after_on_error` |
+//! | 1.7 `on_complete` | `spec107_should_fail_by_on_next_after_on_complete` |
+//! | 1.7 `on_error` | `spec107_error_should_fail_by_on_complete_after_on_error` |
+//! | 1.8 | `spec108_should_fail_by_completing_on_cancel` |
+//! | 1.9 `on_subscribe` | `spec109_should_fail_by_not_calling_on_subscribe` |
+//! | 1.9 must not panic | `spec109_must_not_panic_should_fail_by_panicking_in_subscribe`, `…_in_request` |
+//! | 1.9 rejection | `spec109_rejection_should_fail_by_on_error_before_on_subscribe` |
+//! | 1.11 multi-subscribe (optional) | unicast: `spec111_multi_subscribe_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 1.11 registered (optional) | unicast: `spec111_registered_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 1.11 multicast ×3 (optional) | a different sequence per subscriber: `spec111_one_by_one_…`, `spec111_many_upfront_…`, `spec111_many_upfront_complete_should_fail_by_a_different_sequence_per_subscriber`; unicast: `spec111_many_upfront_complete_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 3.2 | re-entrant `request` panics (state borrowed across `on_next`): `spec302_should_fail_by_panicking_on_a_reentrant_request` |
+//! | 3.3 | no trampoline: `spec303_should_fail_by_recursing_without_a_trampoline` |
+//! | 3.6 | `spec306_should_fail_by_ignoring_cancel` |
+//! | 3.7 | `spec307_should_fail_by_signalling_on_error_on_a_repeated_cancel`, `spec307_should_fail_by_panicking_on_a_repeated_cancel` |
+//! | 3.9 zero, negative | `spec309_zero_should_fail_by_ignoring_request_zero`, `spec309_negative_should_fail_by_ignoring_request_zero` |
+//! | 3.9 message (optional) | `spec309_message_should_fail_by_an_unspecific_message` (unmet) |
+//! | 3.12 | flushes the rest on cancel: `spec312_should_fail_by_flushing_on_cancel` |
+//! | 3.13 | `spec313_should_fail_by_keeping_the_subscriber_after_cancel` |
+//! | 3.17 single, cumulative | errors above `i32::MAX`: `spec317_should_fail_by_erroring_on_large_demand`, `spec317_cumulative_should_fail_by_erroring_on_large_demand` |
+//! | 3.17 overflow | `spec317_overflow_should_fail_by_panicking_on_demand_overflow`, `spec317_overflow_should_fail_by_erroring_on_large_demand` |
+//!
+//! The checks that cannot fail: the two decided by the types (1.9 null, 1.10) and the two
+//! untested ones (3.4, 3.5).
 
 mod factory;
 mod tests;
