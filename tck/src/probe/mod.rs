@@ -1,0 +1,21 @@
+//! Test-side probes, as in the JVM TCK's `TestEnvironment`: the pieces a verification uses to
+//! drive an implementation and to record what it sees, from any thread.
+//!
+//! | probe | what it is |
+//! |---|---|
+//! | [`Latch`] | a resettable one-shot gate; flops on an unexpected state |
+//! | [`Promise`] | a write-once value; flops on a second write |
+//! | [`Receptacle`] | a bounded queue that a test waits on with timeouts |
+//! | [`ManualSubscriber`] | a test-driven subscriber: the test requests, cancels and expects signals; checks 1.1, 1.7, 1.9, 3.3 as signals arrive |
+//!
+//! Checks that run in a signal (on the publisher's thread) never panic: they flop into the
+//! [`TestEnvironment`](crate::env::TestEnvironment). Waits return a
+//! [`TestResult`](crate::outcome::TestResult) whose failure names the rule.
+
+mod latch;
+mod manual;
+mod receptacle;
+
+pub use latch::{Latch, Promise};
+pub use manual::{subscribe_guarded, ManualSubscriber, ProbeHandle, ProbeSubscriber, Signal};
+pub use receptacle::Receptacle;

@@ -1,0 +1,301 @@
+//! Publisher verification: the JVM TCK's `PublisherVerification`, all 38 tests.
+//!
+//! Implement [`PublisherVerification`] for a factory of your publisher, then run it with
+//! [`verify`] in a `cargo test` target (through [`tck_main!`](crate::tck_main)) or in the
+//! runner's registry ([`crate::registry`]).
+//!
+//! ```
+//! use rs_tck::publisher::{BoxPublisher, PublisherVerification};
+//! use rs_tck::outcome::Outcome;
+//!
+//! struct RangeVerification;
+//! impl PublisherVerification for RangeVerification {
+//!     type Item = u64;
+//!     fn create_publisher(&self, elements: u64) -> BoxPublisher<u64> {
+//!         Box::new(rs_impl::source::range(0..elements))
+//!     }
+//! }
+//! let suite = rs_tck::publisher::verify("range", RangeVerification);
+//! assert_eq!(suite.tests.len(), 38);
+//! let t = suite.test("required_spec102_may_signal_less_than_requested_and_terminate_subscription");
+//! assert_eq!(t.unwrap().run().outcome, Outcome::Passed);
+//! ```
+//!
+//! # The hooks
+//!
+//! As in the JVM TCK (spec/rules.md §3.1): [`create_publisher(n)`](PublisherVerification::create_publisher)
+//! must produce exactly `n` elements and complete; [`create_failed_publisher`](PublisherVerification::create_failed_publisher)
+//! returns `None` to skip the failed-publisher tests; [`max_elements_from_publisher`](PublisherVerification::max_elements_from_publisher)
+//! (default [`DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER`], `i64::MAX - 1`) skips every test that
+//! needs more, and [`PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE`] (`i64::MAX`) skips every test that
+//! needs `on_complete`; [`bounded_depth_of_on_next_and_request_recursion`](PublisherVerification::bounded_depth_of_on_next_and_request_recursion)
+//! (default 1); [`skip_stochastic_tests`](PublisherVerification::skip_stochastic_tests). The
+//! timeouts come from [`timeouts`](PublisherVerification::timeouts) (default: the JVM's
+//! environment variables, see [`crate::env`]).
+//!
+//! # The 38 tests
+//!
+//! Names are the JVM's in snake case, so results compare one to one. *Ours* says what this
+//! TCK does where it departs from the JVM's.
+//!
+//! | JVM TCK test | ours | rule | what ours checks |
+//! |---|---|---|---|
+//! | `required_createPublisher1MustProduceAStreamOfExactly1Element` | `required_create_publisher1_must_produce_a_stream_of_exactly1_element` | setup | 1 element, then `on_complete` |
+//! | `required_createPublisher3MustProduceAStreamOfExactly3Elements` | `required_create_publisher3_must_produce_a_stream_of_exactly3_elements` | setup | 3 elements, then `on_complete` |
+//! | `required_validate_maxElementsFromPublisher` | `required_validate_max_elements_from_publisher` | setup | `u64` cannot be negative; instead: at most `i64::MAX` (the JVM's range) |
+//! | `required_validate_boundedDepthOfOnNextAndRequestRecursion` | `required_validate_bounded_depth_of_on_next_and_request_recursion` | setup | at least 1 |
+//! | `required_spec101_subscriptionRequestMustResultInTheCorrectNumberOfProducedElements` | `required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements` | 1.1 | as the JVM; the probe also counts every `on_next` against the total requested |
+//! | `required_spec102_maySignalLessThanRequestedAndTerminateSubscription` | `required_spec102_may_signal_less_than_requested_and_terminate_subscription` | 1.2 | as the JVM |
+//! | `stochastic_spec103_mustSignalOnMethodsSequentially` | `stochastic_spec103_must_signal_on_methods_sequentially` | 1.3 | 100 iterations; odd ones request from inside `on_next` (as the JVM), even ones from a helper thread, racing the publisher's drain (lost wake-ups); overlap detector |
+//! | `optional_spec104_mustSignalOnErrorWhenFails` | `optional_spec104_must_signal_on_error_when_fails` | 1.4 | as the JVM (a hard failure once a failed publisher is given) |
+//! | `required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates` | `required_spec105_must_signal_on_complete_when_finite_stream_terminates` | 1.5 | as the JVM |
+//! | `optional_spec105_emptyStreamMustTerminateBySignallingOnComplete` | `optional_spec105_empty_stream_must_terminate_by_signalling_on_complete` | 1.5 | as the JVM |
+//! | `untested_spec106_mustConsiderSubscriptionCancelledAfterOnErrorOrOnCompleteHasBeenCalled` | `untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called` | 1.6 | **real:** after `on_complete` (and `on_error`, with a failed publisher) the publisher drops the subscriber (`Weak`), and `request`/`cancel` bring no signal |
+//! | `required_spec107_mustNotEmitFurtherSignalsOnceOnCompleteHasBeenSignalled` | `required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled` | 1.7 | as the JVM |
+//! | `untested_spec107_mustNotEmitFurtherSignalsOnceOnErrorHasBeenSignalled` | `untested_spec107_must_not_emit_further_signals_once_on_error_has_been_signalled` | 1.7 | **real:** the failed publisher's `on_error`, then `request(10)` and `cancel` must bring nothing |
+//! | `untested_spec108_possiblyCanceledSubscriptionShouldNotReceiveOnErrorOrOnCompleteSignals` | `untested_spec108_possibly_canceled_subscription_should_not_receive_on_error_or_on_complete_signals` | 1.8 | **real:** 2 elements, take 1, cancel, request again: no `on_complete`/`on_error` may follow |
+//! | `required_spec109_mustIssueOnSubscribeForNonNullSubscriber` | `required_spec109_must_issue_on_subscribe_for_non_null_subscriber` | 1.9 | as the JVM |
+//! | `untested_spec109_subscribeShouldNotThrowNonFatalThrowable` | `untested_spec109_subscribe_should_not_throw_non_fatal_throwable` | 1.9 | **real:** `subscribe`, `request` and `cancel` must not panic (`catch_unwind`) |
+//! | `required_spec109_subscribeThrowNPEOnNullSubscriber` | `required_spec109_subscribe_throw_npe_on_null_subscriber` | 1.9 | **skipped, decided by the types:** a `Box<dyn Subscriber>` cannot be null |
+//! | `required_spec109_mayRejectCallsToSubscribeIfPublisherIsUnableOrUnwillingToServeThemRejectionMustTriggerOnErrorAfterOnSubscribe` | `required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe` | 1.9 | as the JVM |
+//! | `untested_spec110_rejectASubscriptionRequestIfTheSameSubscriberSubscribesTwice` | `untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice` | 1.10 | **skipped, decided by the types:** `subscribe` takes the subscriber by value, so one subscriber cannot be subscribed twice |
+//! | `optional_spec111_maySupportMultiSubscribe` | `optional_spec111_may_support_multi_subscribe` | 1.11 | as the JVM |
+//! | `optional_spec111_registeredSubscribersMustReceiveOnNextOrOnCompleteSignals` | `optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals` | 1.11 | as the JVM |
+//! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingOneByOne` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one` | 1.11 | as the JVM |
+//! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfront` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront` | 1.11 | as the JVM |
+//! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected` | 1.11 | as the JVM |
+//! | `required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe` | `required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe` | 3.2 | as the JVM, and all 6 elements must arrive; a deadlocked re-entrant `request` fails (watchdog) |
+//! | `required_spec303_mustNotAllowUnboundedRecursion` | `required_spec303_must_not_allow_unbounded_recursion` | 3.3 | as the JVM (see below), plus a watchdog for re-entrant locking |
+//! | `untested_spec304_requestShouldNotPerformHeavyComputations` | `untested_spec304_request_should_not_perform_heavy_computations` | 3.4 | **untested** (below) |
+//! | `untested_spec305_cancelMustNotSynchronouslyPerformHeavyComputation` | `untested_spec305_cancel_must_not_synchronously_perform_heavy_computation` | 3.5 | **untested** (below) |
+//! | `required_spec306_afterSubscriptionIsCancelledRequestMustBeNops` | `required_spec306_after_subscription_is_cancelled_request_must_be_nops` | 3.6 | as the JVM |
+//! | `required_spec307_afterSubscriptionIsCancelledAdditionalCancelationsMustBeNops` | `required_spec307_after_subscription_is_cancelled_additional_cancelations_must_be_nops` | 3.7 | as the JVM; a panicking `cancel` fails |
+//! | `required_spec309_requestZeroMustSignalIllegalArgumentException` | `required_spec309_request_zero_must_signal_illegal_argument_exception` | 3.9 | `request(0)` must bring `on_error` (any error: Rust has no `IllegalArgumentException`) |
+//! | `required_spec309_requestNegativeNumberMustSignalIllegalArgumentException` | `required_spec309_request_negative_number_must_signal_illegal_argument_exception` | 3.9 | see "Rule 3.9" below |
+//! | `optional_spec309_requestNegativeNumberMaySignalIllegalArgumentExceptionWithSpecificMessage` | `optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message` | 3.9 | the message contains `3.9`, `non-positive subscription request` or `negative subscription request` |
+//! | `required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling` | `required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling` | 3.12 | as the JVM |
+//! | `required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber` | `required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber` | 3.13 | **deterministic:** the probe subscriber owns an `Arc` token; `Weak::upgrade` must fail within the reference-drop timeout after cancel, while the test still holds the subscription |
+//! | `required_spec317_mustSupportAPendingElementCountUpToLongMaxValue` | `required_spec317_must_support_a_pending_element_count_up_to_long_max_value` | 3.17 | `request(i64::MAX)`, as the JVM |
+//! | `required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue` | `required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value` | 3.17 | as the JVM |
+//! | `required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue` | `required_spec317_must_not_signal_on_error_when_pending_above_long_max_value` | 3.17 | as the JVM (`i32::MAX` elements, 10 × `request(i64::MAX - 1)`, then cancel); a panicking `request` (overflow) fails |
+//!
+//! # Decisions
+//!
+//! * **Untested: 3.4 and 3.5 only.** "Returns promptly / no heavy computation" is a statement
+//!   about time; this TCK asserts counts, never wall-clock time, and a time bound would make
+//!   the result depend on the machine. The observable parts of 3.5 are checked elsewhere:
+//!   idempotence by the 3.7 test, thread safety by the loom mode.
+//! * **Rule 3.9, negative numbers.** `Subscription::request` takes a `u64`: a negative demand
+//!   cannot reach a Rust publisher. The one place it can arise is a bridge from a JVM
+//!   subscriber, which must map every non-positive `long` to the one illegal `u64`, `0`
+//!   ([`demand_from_jvm`]). The negative-number tests therefore send
+//!   `request(demand_from_jvm(-k))` for a random `k ≥ 1`, that is `request(0)`, and check the
+//!   answer as the JVM does; a pass says so in its detail. They are real checks (a publisher
+//!   that ignores `request(0)` fails them), not silent passes.
+//! * **Decided by the types (reported as skipped with the reason, never as passed):** the
+//!   null-subscriber test of 1.9 and the same-subscriber-twice test of 1.10.
+//! * **Rules 1.3 and 3.3 in safe Rust.** `Subscriber` methods take `&mut self`, so a publisher
+//!   written in safe Rust cannot call one subscriber re-entrantly or concurrently; the
+//!   overlap and depth detectors catch publishers that do so through `unsafe`. What a safe
+//!   publisher gets wrong instead is deadlocking or panicking on a re-entrant `request`
+//!   (a lock or `RefCell` held across `on_next`) and losing wake-ups; the 3.2, 3.3 and 1.3
+//!   tests catch those.
+//! * **Optional tests** turn a failure into a skip, as the JVM does ("does NOT implement this
+//!   OPTIONAL requirement"), except `optional_spec104_…`, which fails hard once a failed
+//!   publisher is given.
+//!
+//! # Each check can fail
+//!
+//! `tck/tests/publisher_self_test.rs` runs every check over a configurable broken publisher
+//! (`tck/tests/support/broken_publisher.rs`) and asserts that the check fails (or, for an optional
+//! check, is skipped as unmet) with a message naming the rule and the reason:
+//!
+//! | check | broken publisher: self-test (`publisher_self_test.rs`) |
+//! |---|---|
+//! | create_publisher1 | produces one element too many: `create_publisher1_should_fail_by_producing_too_many_elements` |
+//! | create_publisher3 | produces one element too few: `create_publisher3_should_fail_by_producing_too_few_elements` |
+//! | validate max elements | `u64::MAX`: `validate_max_elements_should_fail_by_exceeding_i64_max` |
+//! | validate recursion depth | 0: `validate_recursion_depth_should_fail_by_being_zero` |
+//! | 1.1 | `spec101_should_fail_by_emitting_more_than_requested`, `spec101_should_fail_by_emitting_before_any_request` |
+//! | 1.2 | never completes: `spec102_should_fail_by_not_completing` |
+//! | 1.3 (stochastic) | drops requests made while it drains: `spec103_should_fail_by_losing_a_wake_up` |
+//! | 1.4 (optional, hard) | failed publisher without `on_error`: `spec104_should_fail_by_not_signalling_on_error` |
+//! | 1.5 | `spec105_should_fail_by_not_completing` |
+//! | 1.5 empty (optional) | `spec105_empty_should_fail_by_not_completing` (unmet) |
+//! | 1.6 | `spec106_should_fail_by_keeping_the_subscriber_after_on_complete`, `…_after_on_error` |
+//! | 1.7 `on_complete` | `spec107_should_fail_by_on_next_after_on_complete` |
+//! | 1.7 `on_error` | `spec107_error_should_fail_by_on_complete_after_on_error` |
+//! | 1.8 | `spec108_should_fail_by_completing_on_cancel` |
+//! | 1.9 `on_subscribe` | `spec109_should_fail_by_not_calling_on_subscribe` |
+//! | 1.9 must not panic | `spec109_must_not_panic_should_fail_by_panicking_in_subscribe`, `…_in_request` |
+//! | 1.9 rejection | `spec109_rejection_should_fail_by_on_error_before_on_subscribe` |
+//! | 1.11 multi-subscribe (optional) | unicast: `spec111_multi_subscribe_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 1.11 registered (optional) | unicast: `spec111_registered_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 1.11 multicast ×3 (optional) | a different sequence per subscriber: `spec111_one_by_one_…`, `spec111_many_upfront_…`, `spec111_many_upfront_complete_should_fail_by_a_different_sequence_per_subscriber`; unicast: `spec111_many_upfront_complete_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 3.2 | re-entrant `request` panics (state borrowed across `on_next`): `spec302_should_fail_by_panicking_on_a_reentrant_request` |
+//! | 3.3 | no trampoline: `spec303_should_fail_by_recursing_without_a_trampoline` |
+//! | 3.6 | `spec306_should_fail_by_ignoring_cancel` |
+//! | 3.7 | `spec307_should_fail_by_signalling_on_error_on_a_repeated_cancel`, `spec307_should_fail_by_panicking_on_a_repeated_cancel` |
+//! | 3.9 zero, negative | `spec309_zero_should_fail_by_ignoring_request_zero`, `spec309_negative_should_fail_by_ignoring_request_zero` |
+//! | 3.9 message (optional) | `spec309_message_should_fail_by_an_unspecific_message` (unmet) |
+//! | 3.12 | flushes the rest on cancel: `spec312_should_fail_by_flushing_on_cancel` |
+//! | 3.13 | `spec313_should_fail_by_keeping_the_subscriber_after_cancel` |
+//! | 3.17 single, cumulative | errors above `i32::MAX`: `spec317_should_fail_by_erroring_on_large_demand`, `spec317_cumulative_should_fail_by_erroring_on_large_demand` |
+//! | 3.17 overflow | `spec317_overflow_should_fail_by_panicking_on_demand_overflow`, `spec317_overflow_should_fail_by_erroring_on_large_demand` |
+//!
+//! The checks that cannot fail: the two decided by the types (1.9 null, 1.10) and the two
+//! untested ones (3.4, 3.5).
+
+mod factory;
+mod tests;
+
+use std::fmt;
+
+use rs_api::Publisher;
+
+use crate::env::Timeouts;
+use crate::suite::{Suite, TestSpec};
+
+pub use factory::PublisherFactory;
+
+/// The publisher type the hooks return. `Send`, so a test may subscribe from a watchdog
+/// thread.
+pub type BoxPublisher<T> = Box<dyn Publisher<T> + Send>;
+
+/// The default of [`PublisherVerification::max_elements_from_publisher`]: `i64::MAX - 1`
+/// (the JVM's `Long.MAX_VALUE - 1`).
+pub const DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER: u64 = i64::MAX as u64 - 1;
+
+/// Returned from [`PublisherVerification::max_elements_from_publisher`] by a publisher that
+/// cannot signal `on_complete` (the JVM's `publisherUnableToSignalOnComplete()`,
+/// `Long.MAX_VALUE`): every test that needs `on_complete` is skipped.
+pub const PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE: u64 = i64::MAX as u64;
+
+/// The verification's name in reports.
+pub const VERIFICATION: &str = "publisher";
+
+/// What a publisher implementation provides to be verified (the JVM's
+/// `PublisherVerification` hooks).
+pub trait PublisherVerification: Send + Sync + 'static {
+    /// The element type. `PartialEq` and `Debug` let the multicast tests compare sequences
+    /// and failures show elements.
+    type Item: Send + fmt::Debug + PartialEq + 'static;
+
+    /// A publisher that produces exactly `elements` elements and then completes (or, for
+    /// [`PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE`] implementations, never completes).
+    fn create_publisher(&self, elements: u64) -> BoxPublisher<Self::Item>;
+
+    /// A publisher that calls `on_subscribe` and then `on_error`; `None` skips the tests
+    /// that need one.
+    fn create_failed_publisher(&self) -> Option<BoxPublisher<Self::Item>> {
+        None
+    }
+
+    /// The most elements [`create_publisher`](Self::create_publisher) supports; tests that
+    /// need more are skipped. [`PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE`] also skips every test
+    /// that needs `on_complete`.
+    fn max_elements_from_publisher(&self) -> u64 {
+        DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER
+    }
+
+    /// How deep `on_next` → `request` → `on_next` may nest on one thread (at least 1).
+    fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
+        1
+    }
+
+    /// Whether to skip the stochastic tests.
+    fn skip_stochastic_tests(&self) -> bool {
+        false
+    }
+
+    /// The timeouts of every test (default: [`Timeouts::from_env`]).
+    fn timeouts(&self) -> Timeouts {
+        Timeouts::from_env()
+    }
+}
+
+/// The publisher verification's suite for `verification`, reported under `implementation`.
+///
+/// # Examples
+///
+/// See the [module docs](self).
+pub fn verify<V: PublisherVerification>(
+    implementation: impl Into<String>,
+    verification: V,
+) -> Suite {
+    let timeouts = verification.timeouts();
+    Suite::new(
+        implementation,
+        VERIFICATION,
+        verification,
+        timeouts,
+        specs::<V>(),
+    )
+}
+
+/// How a bridge from the JVM maps a JVM demand (`long`) to a Rust one: positive values pass,
+/// every non-positive value becomes `0`, the one illegal `u64` demand (rule 3.9).
+///
+/// # Examples
+///
+/// ```
+/// use rs_tck::publisher::demand_from_jvm;
+/// assert_eq!(demand_from_jvm(-5), 0);
+/// assert_eq!(demand_from_jvm(0), 0);
+/// assert_eq!(demand_from_jvm(i64::MAX), i64::MAX as u64);
+/// ```
+pub fn demand_from_jvm(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+macro_rules! spec {
+    ($name:ident, $jvm:literal, $rule:literal) => {
+        TestSpec::new(stringify!($name), $jvm, $rule, tests::$name::<V>)
+    };
+}
+
+/// The 38 tests, in the JVM TCK's order of rules.
+pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
+    vec![
+        spec!(required_create_publisher1_must_produce_a_stream_of_exactly1_element, "required_createPublisher1MustProduceAStreamOfExactly1Element", ""),
+        spec!(required_create_publisher3_must_produce_a_stream_of_exactly3_elements, "required_createPublisher3MustProduceAStreamOfExactly3Elements", ""),
+        spec!(required_validate_max_elements_from_publisher, "required_validate_maxElementsFromPublisher", ""),
+        spec!(required_validate_bounded_depth_of_on_next_and_request_recursion, "required_validate_boundedDepthOfOnNextAndRequestRecursion", ""),
+        spec!(required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, "required_spec101_subscriptionRequestMustResultInTheCorrectNumberOfProducedElements", "1.1"),
+        spec!(required_spec102_may_signal_less_than_requested_and_terminate_subscription, "required_spec102_maySignalLessThanRequestedAndTerminateSubscription", "1.2"),
+        spec!(stochastic_spec103_must_signal_on_methods_sequentially, "stochastic_spec103_mustSignalOnMethodsSequentially", "1.3"),
+        spec!(optional_spec104_must_signal_on_error_when_fails, "optional_spec104_mustSignalOnErrorWhenFails", "1.4"),
+        spec!(required_spec105_must_signal_on_complete_when_finite_stream_terminates, "required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates", "1.5"),
+        spec!(optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, "optional_spec105_emptyStreamMustTerminateBySignallingOnComplete", "1.5"),
+        spec!(untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, "untested_spec106_mustConsiderSubscriptionCancelledAfterOnErrorOrOnCompleteHasBeenCalled", "1.6"),
+        spec!(required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled, "required_spec107_mustNotEmitFurtherSignalsOnceOnCompleteHasBeenSignalled", "1.7"),
+        spec!(untested_spec107_must_not_emit_further_signals_once_on_error_has_been_signalled, "untested_spec107_mustNotEmitFurtherSignalsOnceOnErrorHasBeenSignalled", "1.7"),
+        spec!(untested_spec108_possibly_canceled_subscription_should_not_receive_on_error_or_on_complete_signals, "untested_spec108_possiblyCanceledSubscriptionShouldNotReceiveOnErrorOrOnCompleteSignals", "1.8"),
+        spec!(required_spec109_must_issue_on_subscribe_for_non_null_subscriber, "required_spec109_mustIssueOnSubscribeForNonNullSubscriber", "1.9"),
+        spec!(untested_spec109_subscribe_should_not_throw_non_fatal_throwable, "untested_spec109_subscribeShouldNotThrowNonFatalThrowable", "1.9"),
+        spec!(required_spec109_subscribe_throw_npe_on_null_subscriber, "required_spec109_subscribeThrowNPEOnNullSubscriber", "1.9"),
+        spec!(required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe, "required_spec109_mayRejectCallsToSubscribeIfPublisherIsUnableOrUnwillingToServeThemRejectionMustTriggerOnErrorAfterOnSubscribe", "1.9"),
+        spec!(untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice, "untested_spec110_rejectASubscriptionRequestIfTheSameSubscriberSubscribesTwice", "1.10"),
+        spec!(optional_spec111_may_support_multi_subscribe, "optional_spec111_maySupportMultiSubscribe", "1.11"),
+        spec!(optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, "optional_spec111_registeredSubscribersMustReceiveOnNextOrOnCompleteSignals", "1.11"),
+        spec!(optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingOneByOne", "1.11"),
+        spec!(optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfront", "1.11"),
+        spec!(optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected", "1.11"),
+        spec!(required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, "required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe", "3.2"),
+        spec!(required_spec303_must_not_allow_unbounded_recursion, "required_spec303_mustNotAllowUnboundedRecursion", "3.3"),
+        spec!(untested_spec304_request_should_not_perform_heavy_computations, "untested_spec304_requestShouldNotPerformHeavyComputations", "3.4"),
+        spec!(untested_spec305_cancel_must_not_synchronously_perform_heavy_computation, "untested_spec305_cancelMustNotSynchronouslyPerformHeavyComputation", "3.5"),
+        spec!(required_spec306_after_subscription_is_cancelled_request_must_be_nops, "required_spec306_afterSubscriptionIsCancelledRequestMustBeNops", "3.6"),
+        spec!(required_spec307_after_subscription_is_cancelled_additional_cancelations_must_be_nops, "required_spec307_afterSubscriptionIsCancelledAdditionalCancelationsMustBeNops", "3.7"),
+        spec!(required_spec309_request_zero_must_signal_illegal_argument_exception, "required_spec309_requestZeroMustSignalIllegalArgumentException", "3.9"),
+        spec!(required_spec309_request_negative_number_must_signal_illegal_argument_exception, "required_spec309_requestNegativeNumberMustSignalIllegalArgumentException", "3.9")
+            .with_pass_note(tests::NEGATIVE_DEMAND_NOTE),
+        spec!(optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message, "optional_spec309_requestNegativeNumberMaySignalIllegalArgumentExceptionWithSpecificMessage", "3.9")
+            .with_pass_note(tests::NEGATIVE_DEMAND_NOTE),
+        spec!(required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, "required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling", "3.12"),
+        spec!(required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, "required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber", "3.13"),
+        spec!(required_spec317_must_support_a_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportAPendingElementCountUpToLongMaxValue", "3.17"),
+        spec!(required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue", "3.17"),
+        spec!(required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, "required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue", "3.17"),
+    ]
+}

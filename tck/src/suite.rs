@@ -1,0 +1,236 @@
+//! Suites: the tests of one verification bound to one implementation, ready to run.
+//!
+//! A verification (publisher, and later subscriber whitebox/blackbox and processor) describes
+//! its tests as a table of [`TestSpec`]s over its own trait `V`. [`Suite::new`] binds that
+//! table to one implementation and erases `V`, so that the `cargo test` harness
+//! ([`crate::harness`]) and the runner ([`crate::runner`]) handle every verification alike.
+//!
+//! Running a [`Test`] gives it a fresh [`TestEnvironment`], catches a panic of the test body
+//! (for example one from a user's factory) as a failure, and, after a body that passed, checks
+//! that no error was flopped meanwhile: nothing found on another thread is lost.
+//!
+//! # Examples
+//!
+//! A one-test verification over a trait of your own:
+//!
+//! ```
+//! use rs_tck::env::{TestEnvironment, Timeouts};
+//! use rs_tck::outcome::{Outcome, Stop};
+//! use rs_tck::suite::{Suite, TestSpec};
+//!
+//! trait Answer: Send + Sync + 'static {
+//!     fn answer(&self) -> u32;
+//! }
+//! struct FortyTwo;
+//! impl Answer for FortyTwo {
+//!     fn answer(&self) -> u32 { 42 }
+//! }
+//! fn check<V: Answer>(v: &V, _env: &TestEnvironment) -> Result<(), Stop> {
+//!     if v.answer() == 42 { Ok(()) } else { Err(Stop::failed("wrong answer")) }
+//! }
+//! let specs = vec![TestSpec::new("required_answer", "required_answer", "0.0", check::<FortyTwo>)];
+//! let suite = Suite::new("forty-two", "answer", FortyTwo, Timeouts::default(), specs);
+//! assert_eq!(suite.tests[0].run().outcome, Outcome::Passed);
+//! ```
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::env::{TestEnvironment, Timeouts};
+use crate::outcome::{panic_message, Stop, TestOutcome, TestResult};
+
+/// The JVM TCK's classes of tests, from the test name's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `required_`: must pass.
+    Required,
+    /// `optional_`: an unmet optional requirement is reported as skipped.
+    Optional,
+    /// `stochastic_`: repeated; can be switched off.
+    Stochastic,
+    /// `untested_`: the JVM TCK checks nothing; this TCK checks what Rust makes observable.
+    Untested,
+    /// Any other name.
+    Other,
+}
+
+impl Kind {
+    /// The kind of a test named `name`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::suite::Kind;
+    /// assert_eq!(Kind::of("optional_spec111_may_support_multi_subscribe"), Kind::Optional);
+    /// ```
+    pub fn of(name: &str) -> Kind {
+        if name.starts_with("required_") {
+            Kind::Required
+        } else if name.starts_with("optional_") {
+            Kind::Optional
+        } else if name.starts_with("stochastic_") {
+            Kind::Stochastic
+        } else if name.starts_with("untested_") {
+            Kind::Untested
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+/// The body of a test over verification `V`.
+pub type TestFn<V> = fn(&V, &TestEnvironment) -> TestResult;
+
+/// One test of a verification over the trait `V`: its names, its rule and its body.
+pub struct TestSpec<V: ?Sized> {
+    /// Our name: the JVM name in snake case.
+    pub name: &'static str,
+    /// The JVM TCK's method name.
+    pub jvm_name: &'static str,
+    /// The rule it checks (`"1.1"`); empty for setup tests.
+    pub rule: &'static str,
+    /// The test body.
+    pub run: TestFn<V>,
+    /// The detail reported when the test passes (empty normally; used to say how a test
+    /// departs from the JVM's, as the 3.9 negative-number test does).
+    pub pass_note: &'static str,
+}
+
+impl<V: ?Sized> TestSpec<V> {
+    /// A spec with no pass note.
+    pub fn new(
+        name: &'static str,
+        jvm_name: &'static str,
+        rule: &'static str,
+        run: TestFn<V>,
+    ) -> Self {
+        TestSpec {
+            name,
+            jvm_name,
+            rule,
+            run,
+            pass_note: "",
+        }
+    }
+
+    /// Sets the detail reported on a pass.
+    pub fn with_pass_note(mut self, note: &'static str) -> Self {
+        self.pass_note = note;
+        self
+    }
+
+    /// The kind, from the name's prefix.
+    pub fn kind(&self) -> Kind {
+        Kind::of(self.name)
+    }
+}
+
+impl<V: ?Sized> fmt::Debug for TestSpec<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestSpec")
+            .field("name", &self.name)
+            .field("rule", &self.rule)
+            .finish_non_exhaustive()
+    }
+}
+
+type Runner = Arc<dyn Fn() -> TestOutcome + Send + Sync>;
+
+/// One runnable test of one implementation.
+#[derive(Clone)]
+pub struct Test {
+    /// Our name (snake case JVM name).
+    pub name: &'static str,
+    /// The JVM TCK's method name.
+    pub jvm_name: &'static str,
+    /// The rule; empty for setup tests.
+    pub rule: &'static str,
+    /// The JVM kind.
+    pub kind: Kind,
+    runner: Runner,
+}
+
+impl fmt::Debug for Test {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Test")
+            .field("name", &self.name)
+            .field("rule", &self.rule)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Test {
+    /// Runs the test in a fresh environment.
+    pub fn run(&self) -> TestOutcome {
+        (self.runner)()
+    }
+}
+
+/// The tests of one verification over one implementation.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// The implementation's name, as shown in reports (`"source::range"`).
+    pub implementation: String,
+    /// The verification's name: `"publisher"` (later `"subscriber_whitebox"`, ...).
+    pub verification: &'static str,
+    /// The tests, in the verification's order.
+    pub tests: Vec<Test>,
+}
+
+impl Suite {
+    /// Binds `specs` to the implementation `subject`; each test runs with `timeouts`.
+    pub fn new<V>(
+        implementation: impl Into<String>,
+        verification: &'static str,
+        subject: V,
+        timeouts: Timeouts,
+        specs: Vec<TestSpec<V>>,
+    ) -> Suite
+    where
+        V: Send + Sync + 'static,
+    {
+        let subject = Arc::new(subject);
+        let tests = specs
+            .into_iter()
+            .map(|spec| {
+                let subject = subject.clone();
+                let (run, note) = (spec.run, spec.pass_note);
+                let runner: Runner = Arc::new(move || {
+                    let env = TestEnvironment::new(timeouts);
+                    run_body(&env, note, || run(&subject, &env))
+                });
+                Test {
+                    name: spec.name,
+                    jvm_name: spec.jvm_name,
+                    rule: spec.rule,
+                    kind: Kind::of(spec.name),
+                    runner,
+                }
+            })
+            .collect();
+        Suite {
+            implementation: implementation.into(),
+            verification,
+            tests,
+        }
+    }
+
+    /// The test named `name`, if any.
+    pub fn test(&self, name: &str) -> Option<&Test> {
+        self.tests.iter().find(|t| t.name == name)
+    }
+}
+
+/// Runs a body: catches its panic, and after a pass checks the environment for flops.
+fn run_body(env: &TestEnvironment, note: &str, body: impl FnOnce() -> TestResult) -> TestOutcome {
+    let result = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => env.verify_no_async_errors_no_delay(),
+        Ok(Err(stop)) => Err(stop),
+        Err(p) => Err(Stop::failed(format!(
+            "the test panicked (in the implementation's factory or a probe): {}",
+            panic_message(&*p)
+        ))),
+    };
+    TestOutcome::from_result(result, note)
+}

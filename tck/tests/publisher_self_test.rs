@@ -1,0 +1,373 @@
+//! Self-tests of the publisher verification.
+//!
+//! 1. The built-in publishers (the runner's registry) and the correct configuration of the
+//!    test publisher pass every check.
+//! 2. For **every** check that can fail, at least one deliberately broken publisher
+//!    (`…_should_fail_by_…`, built from the knobs of `support::broken_publisher`) makes
+//!    exactly that check fail — or, for an optional check, be skipped as an unmet optional
+//!    requirement — with a message naming the rule and the reason.
+//!
+//! The four checks that cannot fail are the two decided by the types (1.9's null subscriber,
+//! 1.10) and the two untested ones (3.4, 3.5); `every_check_has_a_should_fail_case` asserts
+//! that every other check has a case.
+// Test code: std types are fine here (the disallowed-types list targets rs-impl).
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+mod support;
+
+use rs_tck::outcome::{Outcome, TestOutcome};
+use rs_tck::publisher::{self, PublisherVerification};
+use rs_tck::suite::Kind;
+use support::broken_publisher::{Broken, Knobs};
+
+/// How a broken publisher must show up in a check's outcome.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// The check fails.
+    Fail,
+    /// An optional check: skipped as an unmet optional requirement.
+    Unmet,
+}
+
+fn run_check(v: Broken, check: &str) -> TestOutcome {
+    let suite = publisher::verify("broken", v);
+    let test = suite
+        .test(check)
+        .unwrap_or_else(|| panic!("no check named {check}"));
+    test.run()
+}
+
+fn check_case(check: &str, expect: Expect, v: Broken, needles: &[&str]) {
+    let o = run_check(v, check);
+    eprintln!("{check}: {:?}: {}", o.outcome, o.detail);
+    match expect {
+        Expect::Fail => assert_eq!(o.outcome, Outcome::Failed, "{check} should fail: {o:?}"),
+        Expect::Unmet => {
+            assert_eq!(
+                o.outcome,
+                Outcome::Skipped,
+                "{check} should be unmet: {o:?}"
+            );
+            assert!(
+                o.detail
+                    .contains("does NOT implement this OPTIONAL requirement"),
+                "{check}: {o:?}"
+            );
+        }
+    }
+    for n in needles {
+        assert!(
+            o.detail.contains(n),
+            "{check}: the detail should mention {n:?}: {}",
+            o.detail
+        );
+    }
+}
+
+fn knobs(f: impl FnOnce(&mut Knobs)) -> Knobs {
+    let mut k = Knobs::default();
+    f(&mut k);
+    k
+}
+
+macro_rules! should_fail {
+    ($( $case:ident : $check:ident, $expect:ident, $verification:expr, [$($needle:literal),* $(,)?] ;)*) => {
+        $(
+            #[test]
+            fn $case() {
+                check_case(stringify!($check), Expect::$expect, $verification, &[$($needle),*]);
+            }
+        )*
+        /// (self-test name, check name) of every should-fail case.
+        const CASES: &[(&str, &str)] = &[$((stringify!($case), stringify!($check))),*];
+    };
+}
+
+should_fail! {
+    create_publisher1_should_fail_by_producing_too_many_elements:
+        required_create_publisher1_must_produce_a_stream_of_exactly1_element, Fail,
+        Broken::publisher(knobs(|k| k.len_offset = 1)),
+        ["exactly 1 element", "got on_next"];
+    create_publisher3_should_fail_by_producing_too_few_elements:
+        required_create_publisher3_must_produce_a_stream_of_exactly3_elements, Fail,
+        Broken::publisher(knobs(|k| k.len_offset = -1)),
+        ["produced only 2 elements"];
+    validate_max_elements_should_fail_by_exceeding_i64_max:
+        required_validate_max_elements_from_publisher, Fail,
+        Broken { max_elements: u64::MAX, ..Broken::correct() },
+        ["above i64::MAX"];
+    validate_recursion_depth_should_fail_by_being_zero:
+        required_validate_bounded_depth_of_on_next_and_request_recursion, Fail,
+        Broken { depth: 0, ..Broken::correct() },
+        ["at least 1"];
+    spec101_should_fail_by_emitting_more_than_requested:
+        required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, Fail,
+        Broken::publisher(knobs(|k| k.extra_elements = 1)),
+        ["rule 1.1", "more than the 1 element requested"];
+    spec101_should_fail_by_emitting_before_any_request:
+        required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, Fail,
+        Broken::publisher(knobs(|k| k.emit_before_request = true)),
+        ["rule 1.1", "before the first request"];
+    spec102_should_fail_by_not_completing:
+        required_spec102_may_signal_less_than_requested_and_terminate_subscription, Fail,
+        Broken::publisher(knobs(|k| k.no_terminal = true)),
+        ["rule 1.2", "no on_complete"];
+    spec103_should_fail_by_losing_a_wake_up:
+        stochastic_spec103_must_signal_on_methods_sequentially, Fail,
+        Broken::publisher(knobs(|k| k.drop_requests_while_draining = true)),
+        ["rule 1.3", "lost wake-up"];
+    spec104_should_fail_by_not_signalling_on_error:
+        optional_spec104_must_signal_on_error_when_fails, Fail,
+        Broken::failed(knobs(|k| k.no_terminal = true)),
+        ["rule 1.4", "on_error"];
+    spec105_should_fail_by_not_completing:
+        required_spec105_must_signal_on_complete_when_finite_stream_terminates, Fail,
+        Broken::publisher(knobs(|k| k.no_terminal = true)),
+        ["rule 1.5", "on_complete"];
+    spec105_empty_should_fail_by_not_completing:
+        optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, Unmet,
+        Broken::publisher(knobs(|k| k.no_terminal = true)),
+        ["rule 1.5", "on_complete"];
+    spec106_should_fail_by_keeping_the_subscriber_after_on_complete:
+        untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, Fail,
+        Broken::publisher(knobs(|k| k.keep_subscriber_after_terminal = true)),
+        ["rule 1.6", "after on_complete", "still holds the subscriber"];
+    spec106_should_fail_by_keeping_the_subscriber_after_on_error:
+        untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, Fail,
+        Broken::failed(knobs(|k| k.keep_subscriber_after_terminal = true)),
+        ["rule 1.6", "after on_error", "still holds the subscriber"];
+    spec107_should_fail_by_on_next_after_on_complete:
+        required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled, Fail,
+        Broken::publisher(knobs(|k| k.signal_after_terminal = true)),
+        ["rule 1.7", "on_next(999)"];
+    spec107_error_should_fail_by_on_complete_after_on_error:
+        untested_spec107_must_not_emit_further_signals_once_on_error_has_been_signalled, Fail,
+        Broken::failed(knobs(|k| k.signal_after_terminal = true)),
+        ["rule 1.7", "after on_error", "on_complete"];
+    spec108_should_fail_by_completing_on_cancel:
+        untested_spec108_possibly_canceled_subscription_should_not_receive_on_error_or_on_complete_signals, Fail,
+        Broken::publisher(knobs(|k| k.complete_on_cancel = true)),
+        ["rule 1.8", "on_complete after cancel"];
+    spec109_should_fail_by_not_calling_on_subscribe:
+        required_spec109_must_issue_on_subscribe_for_non_null_subscriber, Fail,
+        Broken::publisher(knobs(|k| k.skip_on_subscribe = true)),
+        ["rule 1.9", "before on_subscribe"];
+    spec109_must_not_panic_should_fail_by_panicking_in_subscribe:
+        untested_spec109_subscribe_should_not_throw_non_fatal_throwable, Fail,
+        Broken::publisher(knobs(|k| k.panic_in_subscribe = true)),
+        ["rule 1.9", "subscribe must return normally", "panicked"];
+    spec109_must_not_panic_should_fail_by_panicking_in_request:
+        untested_spec109_subscribe_should_not_throw_non_fatal_throwable, Fail,
+        Broken::publisher(knobs(|k| k.panic_in_request = true)),
+        ["rule 1.9", "rule 3.16", "panicked"];
+    spec109_rejection_should_fail_by_on_error_before_on_subscribe:
+        required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe, Fail,
+        Broken::failed(knobs(|k| k.terminal_before_on_subscribe = true)),
+        ["rule 1.9", "before on_error"];
+    spec111_multi_subscribe_should_fail_by_rejecting_the_second_subscriber:
+        optional_spec111_may_support_multi_subscribe, Unmet,
+        Broken::publisher(knobs(|k| k.unicast = true)),
+        ["rule 1.11", "on_error"];
+    spec111_registered_should_fail_by_rejecting_the_second_subscriber:
+        optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, Unmet,
+        Broken::publisher(knobs(|k| k.unicast = true)),
+        ["rule 1.11", "on_error"];
+    spec111_one_by_one_should_fail_by_a_different_sequence_per_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, Unmet,
+        Broken::publisher(knobs(|k| k.per_subscriber_sequence = true)),
+        ["rule 1.11", "subscriber 2 received"];
+    spec111_many_upfront_should_fail_by_a_different_sequence_per_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, Unmet,
+        Broken::publisher(knobs(|k| k.per_subscriber_sequence = true)),
+        ["rule 1.11", "subscriber 2 received"];
+    spec111_many_upfront_complete_should_fail_by_a_different_sequence_per_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Unmet,
+        Broken::publisher(knobs(|k| k.per_subscriber_sequence = true)),
+        ["rule 1.11", "subscriber 2 received"];
+    spec111_many_upfront_complete_should_fail_by_rejecting_the_second_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Unmet,
+        Broken::publisher(knobs(|k| k.unicast = true)),
+        ["rule 1.11", "on_error"];
+    spec302_should_fail_by_panicking_on_a_reentrant_request:
+        required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, Fail,
+        Broken::publisher(knobs(|k| k.reentrant_request_panics = true)),
+        ["rule 3.2", "re-entrant request"];
+    spec303_should_fail_by_recursing_without_a_trampoline:
+        required_spec303_must_not_allow_unbounded_recursion, Fail,
+        Broken::publisher(knobs(|k| k.reentrant_request_panics = true)),
+        ["rule 3.3", "re-entrant request"];
+    spec306_should_fail_by_ignoring_cancel:
+        required_spec306_after_subscription_is_cancelled_request_must_be_nops, Fail,
+        Broken::publisher(knobs(|k| k.ignore_cancel = true)),
+        ["rule 3.6", "unexpected on_next"];
+    spec307_should_fail_by_signalling_on_error_on_a_repeated_cancel:
+        required_spec307_after_subscription_is_cancelled_additional_cancelations_must_be_nops, Fail,
+        Broken::publisher(knobs(|k| k.error_on_repeated_cancel = true)),
+        ["rule 3.7", "on_error(cancelled twice"];
+    spec307_should_fail_by_panicking_on_a_repeated_cancel:
+        required_spec307_after_subscription_is_cancelled_additional_cancelations_must_be_nops, Fail,
+        Broken::publisher(knobs(|k| k.panic_on_repeated_cancel = true)),
+        ["rule 3.7", "cancel panicked"];
+    spec309_zero_should_fail_by_ignoring_request_zero:
+        required_spec309_request_zero_must_signal_illegal_argument_exception, Fail,
+        Broken::publisher(knobs(|k| k.ignore_zero_request = true)),
+        ["rule 3.9", "request(0)", "no on_error"];
+    spec309_negative_should_fail_by_ignoring_request_zero:
+        required_spec309_request_negative_number_must_signal_illegal_argument_exception, Fail,
+        Broken::publisher(knobs(|k| k.ignore_zero_request = true)),
+        ["rule 3.9", "the JVM's request(-", "no on_error"];
+    spec309_message_should_fail_by_an_unspecific_message:
+        optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message, Unmet,
+        Broken::publisher(knobs(|k| k.zero_request_message = Some("bad demand"))),
+        ["rule 3.9", "bad demand"];
+    spec312_should_fail_by_flushing_on_cancel:
+        required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, Fail,
+        Broken::publisher(knobs(|k| k.flush_on_cancel = true)),
+        ["rule 3.12", "more than the 15 requested"];
+    spec313_should_fail_by_keeping_the_subscriber_after_cancel:
+        required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, Fail,
+        Broken::publisher(knobs(|k| k.keep_subscriber_after_cancel = true)),
+        ["rule 3.13", "still holds the subscriber"];
+    spec317_should_fail_by_erroring_on_large_demand:
+        required_spec317_must_support_a_pending_element_count_up_to_long_max_value, Fail,
+        Broken::publisher(knobs(|k| k.error_on_demand_above = Some(i32::MAX as u64))),
+        ["rule 3.17", "demand too large"];
+    spec317_cumulative_should_fail_by_erroring_on_large_demand:
+        required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value, Fail,
+        Broken::publisher(knobs(|k| k.error_on_demand_above = Some(i32::MAX as u64))),
+        ["rule 3.17", "demand too large"];
+    spec317_overflow_should_fail_by_panicking_on_demand_overflow:
+        required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, Fail,
+        Broken::publisher(knobs(|k| k.panic_on_demand_overflow = true)),
+        ["rule 3.17", "demand overflow"];
+    spec317_overflow_should_fail_by_erroring_on_large_demand:
+        required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, Fail,
+        Broken::publisher(knobs(|k| k.error_on_demand_above = Some(i64::MAX as u64))),
+        ["rule 3.17", "unexpected on_error"];
+}
+
+/// The checks no implementation can fail: decided by the types, or untested.
+const CANNOT_FAIL: &[&str] = &[
+    "required_spec109_subscribe_throw_npe_on_null_subscriber",
+    "untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice",
+    "untested_spec304_request_should_not_perform_heavy_computations",
+    "untested_spec305_cancel_must_not_synchronously_perform_heavy_computation",
+];
+
+#[test]
+fn every_check_has_a_should_fail_case() {
+    let specs = publisher::specs::<Broken>();
+    assert_eq!(specs.len(), 38);
+    for spec in &specs {
+        let covered = CASES.iter().any(|(_, check)| *check == spec.name);
+        assert!(
+            covered || CANNOT_FAIL.contains(&spec.name),
+            "no should-fail case for {}",
+            spec.name
+        );
+        assert!(
+            !(covered && CANNOT_FAIL.contains(&spec.name)),
+            "{} is listed as unable to fail",
+            spec.name
+        );
+    }
+    let required_and_optional = specs
+        .iter()
+        .filter(|s| matches!(s.kind(), Kind::Required | Kind::Optional))
+        .count();
+    assert_eq!(required_and_optional, 30);
+    assert!(
+        CASES.len() >= required_and_optional,
+        "{} should-fail cases, fewer than the {required_and_optional} required and optional \
+         checks",
+        CASES.len()
+    );
+    assert!(CASES
+        .iter()
+        .all(|(case, _)| case.contains("_should_fail_by_")));
+}
+
+#[test]
+fn the_checks_that_cannot_fail_are_skipped_or_untested_with_a_reason() {
+    let suite = publisher::verify("correct", Broken::correct());
+    for name in CANNOT_FAIL {
+        let o = suite.test(name).unwrap().run();
+        assert!(
+            matches!(o.outcome, Outcome::Skipped | Outcome::Untested),
+            "{name}: {o:?}"
+        );
+        assert!(!o.detail.is_empty());
+    }
+}
+
+/// Runs every test of `suite` and returns the non-passing outcomes.
+fn not_passed(suite: &rs_tck::suite::Suite) -> Vec<(String, TestOutcome)> {
+    suite
+        .tests
+        .iter()
+        .map(|t| (t.name.to_owned(), t.run()))
+        .filter(|(_, o)| o.outcome != Outcome::Passed)
+        .collect()
+}
+
+#[test]
+fn the_test_publisher_without_knobs_passes_every_check() {
+    let suite = publisher::verify("correct", Broken::correct());
+    let others = not_passed(&suite);
+    let names: Vec<&str> = others.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, CANNOT_FAIL, "{others:#?}");
+}
+
+#[test]
+fn the_built_in_publishers_pass() {
+    let records = rs_tck::runner::run(
+        &rs_tck::registry::builtins(),
+        &rs_tck::runner::RunOptions {
+            threads: 8,
+            progress: false,
+        },
+    );
+    assert!(records.len() >= 5 * 38);
+    for r in &records {
+        assert_ne!(r.outcome, Outcome::Failed, "{r:#?}");
+        if r.outcome == Outcome::Untested {
+            assert!(r.rule == "3.4" || r.rule == "3.5", "{r:#?}");
+            assert!(!r.detail.is_empty());
+        }
+    }
+    // Every built-in publisher that can produce elements runs the 3.17 overflow test.
+    let range_overflow = records.iter().find(|r| {
+        r.implementation == "source::range"
+            && r.test
+                == "required_spec317_must_not_signal_on_error_when_pending_above_long_max_value"
+    });
+    assert_eq!(range_overflow.map(|r| r.outcome), Some(Outcome::Passed));
+}
+
+#[test]
+fn a_skip_from_configuration_is_reported_with_its_reason() {
+    let v = Broken {
+        max_elements: 2,
+        failed: None,
+        ..Broken::correct()
+    };
+    assert_eq!(v.max_elements_from_publisher(), 2);
+    let o = run_check(
+        v.clone(),
+        "required_spec102_may_signal_less_than_requested_and_terminate_subscription",
+    );
+    assert_eq!(o.outcome, Outcome::Skipped);
+    assert!(o.detail.contains("required elements nr: 3"), "{o:?}");
+    let o = run_check(v, "optional_spec104_must_signal_on_error_when_fails");
+    assert_eq!(o.outcome, Outcome::Skipped);
+    assert!(o.detail.contains("create_failed_publisher"), "{o:?}");
+    let o = run_check(
+        Broken {
+            max_elements: publisher::PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE,
+            ..Broken::correct()
+        },
+        "required_spec105_must_signal_on_complete_when_finite_stream_terminates",
+    );
+    assert_eq!(o.outcome, Outcome::Skipped);
+    assert!(o.detail.contains("on_complete"), "{o:?}");
+}
