@@ -30,8 +30,3 @@ pub mod report;
 pub mod serial;
 pub mod source;
 pub mod subscriber;
-
-/// The README's examples, compiled and run as doctests.
-#[doc = include_str!("../../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;

@@ -66,3 +66,8 @@ pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod suite;
+
+/// The README's examples, compiled (and, where they can run, run) as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
