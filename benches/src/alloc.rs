@@ -11,9 +11,18 @@
 //!
 //! Install it in a binary or bench target (the counters live here, so any instance counts):
 //!
-//! ```ignore
+//! ```
 //! #[global_allocator]
 //! static ALLOC: rs_benches::alloc::CountingAlloc = rs_benches::alloc::CountingAlloc;
+//!
+//! fn main() {
+//!     let before = rs_benches::alloc::snapshot();
+//!     let v = std::hint::black_box(vec![0u8; 1000]);
+//!     let counts = rs_benches::alloc::snapshot().since(before);
+//!     assert!(rs_benches::alloc::is_counting());
+//!     assert!(counts.allocs >= 1 && counts.bytes >= 1000);
+//!     drop(v);
+//! }
 //! ```
 //!
 //! Then read the counters around a measured run with [`snapshot`]; [`AllocCounts::since`] gives
