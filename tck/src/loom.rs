@@ -213,8 +213,14 @@ where
         a.join().expect("requesting thread");
         record.await_terminal();
         let totals = record.finish(token, 3);
-        assert_eq!(totals.received, 2, "rule 1.2/1.5: expected both elements before on_complete");
-        assert_eq!(totals.completes, 1, "rule 1.5/1.7: expected exactly one on_complete");
+        assert_eq!(
+            totals.received, 2,
+            "rule 1.2/1.5: expected both elements before on_complete"
+        );
+        assert_eq!(
+            totals.completes, 1,
+            "rule 1.5/1.7: expected exactly one on_complete"
+        );
     });
 }
 
@@ -246,10 +252,19 @@ where
         a.join().expect("requesting thread");
         record.await_terminal();
         let totals = record.finish(token, 2);
-        assert_eq!(totals.errors, 1, "rule 3.9: request(0) must end in exactly one on_error");
-        assert_eq!(totals.completes, 0, "rule 1.7: on_complete as well as on_error");
+        assert_eq!(
+            totals.errors, 1,
+            "rule 3.9: request(0) must end in exactly one on_error"
+        );
+        assert_eq!(
+            totals.completes, 0,
+            "rule 1.7: on_complete as well as on_error"
+        );
         let error = totals.last_error.unwrap_or_default();
-        assert!(error.contains("3.9"), "rule 3.9: the error does not name the rule: {error:?}");
+        assert!(
+            error.contains("3.9"),
+            "rule 3.9: the error does not name the rule: {error:?}"
+        );
     });
 }
 
@@ -339,14 +354,27 @@ where
         Subscriber::<T>::on_subscribe(&mut *subscriber.lock(), b.clone());
         other.join().expect("subscribing thread");
         let (sa, sb) = (a.state(), b.state());
-        let kept = [sa, sb].iter().filter(|s| s.requested && !s.cancelled).count();
+        let kept = [sa, sb]
+            .iter()
+            .filter(|s| s.requested && !s.cancelled)
+            .count();
         assert_eq!(
             kept, 1,
             "rule 2.5: {kept} subscriptions kept (first {sa:?}, second {sb:?}); exactly one must be"
         );
-        let refused = if sa.requested && !sa.cancelled { sb } else { sa };
-        assert!(refused.cancelled, "rule 2.5: the extra subscription was not cancelled");
-        assert!(!refused.requested, "rule 2.5: the extra subscription was requested from");
+        let refused = if sa.requested && !sa.cancelled {
+            sb
+        } else {
+            sa
+        };
+        assert!(
+            refused.cancelled,
+            "rule 2.5: the extra subscription was not cancelled"
+        );
+        assert!(
+            !refused.requested,
+            "rule 2.5: the extra subscription was requested from"
+        );
         drop(subscriber);
     });
 }
@@ -474,7 +502,10 @@ impl Record {
             s.cancel();
         }
         self.wait_for(|p| p.dropped.then_some(()));
-        assert!(token.upgrade().is_none(), "rule 3.13: the subscriber is still referenced");
+        assert!(
+            token.upgrade().is_none(),
+            "rule 3.13: the subscriber is still referenced"
+        );
         let mut p = self.progress.lock();
         p.subscription = None;
         assert!(p.violations.is_empty(), "{}", p.violations.join("; "));
@@ -483,7 +514,11 @@ impl Record {
             "rule 1.7: {} terminal signals",
             p.completes + p.errors
         );
-        assert!(p.received <= max, "rule 1.1: {} elements for {max} requested", p.received);
+        assert!(
+            p.received <= max,
+            "rule 1.1: {} elements for {max} requested",
+            p.received
+        );
         Totals {
             received: p.received,
             completes: p.completes,
@@ -511,7 +546,9 @@ struct Probe<T> {
 
 impl<T> fmt::Debug for Probe<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Probe").field("received", &self.received).finish_non_exhaustive()
+        f.debug_struct("Probe")
+            .field("received", &self.received)
+            .finish_non_exhaustive()
     }
 }
 
@@ -544,10 +581,12 @@ impl<T> Probe<T> {
             ));
         }
         if self.terminated {
-            self.record.violation(format!("rule 1.7: {signal} after the terminal signal"));
+            self.record
+                .violation(format!("rule 1.7: {signal} after the terminal signal"));
         }
         if !self.subscribed && signal != "on_subscribe" {
-            self.record.violation(format!("rule 1.9: {signal} before on_subscribe"));
+            self.record
+                .violation(format!("rule 1.9: {signal} before on_subscribe"));
         }
     }
 
@@ -572,7 +611,8 @@ impl<T: Send> Subscriber<T> for Probe<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         self.enter("on_subscribe");
         if self.subscribed {
-            self.record.violation("rule 1.9/2.12: on_subscribe twice".to_owned());
+            self.record
+                .violation("rule 1.9/2.12: on_subscribe twice".to_owned());
         }
         self.subscribed = true;
         let s = subscription.clone();

@@ -74,3 +74,97 @@ fn collect_subscriber() {
 fn for_each_subscriber() {
     subscriber_scenarios::<u64, _, _>(|| for_each(RequestStrategy::OneByOne, |_: u64| {}).0);
 }
+
+// ----- the scenarios can fail: broken implementations they must reject ---------------------------
+
+mod broken {
+    use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef};
+
+    /// BUG: ignores demand: emits every element and completes inside `subscribe` (rule 1.1).
+    pub(crate) struct BrokenIgnoresDemand(pub(crate) u64);
+
+    struct Noop;
+
+    impl Subscription for Noop {
+        fn request(&self, _n: u64) {}
+        fn cancel(&self) {}
+    }
+
+    impl Publisher<u64> for BrokenIgnoresDemand {
+        fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+            subscriber.on_subscribe(std::sync::Arc::new(Noop));
+            for i in 0..self.0 {
+                subscriber.on_next(i);
+            }
+            subscriber.on_complete();
+        }
+    }
+
+    /// BUG: keeps whichever subscription came last and requests from it (rule 2.5).
+    #[derive(Default)]
+    pub(crate) struct BrokenKeepsSecond(Option<SubscriptionRef>);
+
+    impl Subscriber<u64> for BrokenKeepsSecond {
+        fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+            subscription.request(1);
+            self.0 = Some(subscription);
+        }
+        fn on_next(&mut self, _item: u64) {}
+        fn on_error(&mut self, _error: Error) {}
+        fn on_complete(&mut self) {}
+    }
+}
+
+/// Set in the child process that runs a scenario against a broken implementation.
+const CHILD: &str = "RS_TCK_LOOM_RUN_BROKEN";
+
+/// Runs `scenario` in a child process (this binary, filtered to `test`) and asserts that it
+/// fails with `expected` in its output. A child, because a failure found while loom threads are
+/// suspended may abort the process.
+fn assert_rejects(test: &str, expected: &str, scenario: fn()) {
+    if std::env::var_os(CHILD).is_some() {
+        scenario();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the child");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "the scenario accepted a broken implementation:\n{text}"
+    );
+    assert!(
+        text.contains(expected),
+        "rejected, but not naming {expected:?}:\n{text}"
+    );
+}
+
+#[test]
+fn spec107_error_scenario_should_fail_by_ignoring_demand() {
+    assert_rejects(
+        "spec107_error_scenario_should_fail_by_ignoring_demand",
+        "rule 1.1",
+        || rs_tck::loom::required_spec107_error_racing_on_next(broken::BrokenIgnoresDemand),
+    );
+}
+
+#[test]
+fn spec205_scenario_should_fail_by_keeping_the_second_subscription() {
+    assert_rejects(
+        "spec205_scenario_should_fail_by_keeping_the_second_subscription",
+        "rule 2.5",
+        || {
+            rs_tck::loom::required_spec205_racing_on_subscribe::<u64, _, _>(
+                broken::BrokenKeepsSecond::default,
+            )
+        },
+    );
+}

@@ -94,12 +94,12 @@ pub(crate) fn concurrent_requests_saturate<C: Counter>() {
 
 #[test]
 fn demand_concurrent_requests_add_up() {
-    loom::model(concurrent_requests_add_up::<Demand>);
+    crate::exhaustive(concurrent_requests_add_up::<Demand>);
 }
 
 #[test]
 fn demand_concurrent_requests_saturate() {
-    loom::model(concurrent_requests_saturate::<Demand>);
+    crate::exhaustive(concurrent_requests_saturate::<Demand>);
 }
 
 crate::loom_rejects!(

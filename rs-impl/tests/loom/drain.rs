@@ -79,7 +79,10 @@ impl<D: Drain> Emitter<D> {
 
     fn on_next(&self, item: u64) {
         let before = self.delivered.fetch_or(1 << item, Ordering::Relaxed);
-        assert!(before & (1 << item) == 0, "rule 1.3: element {item} delivered twice");
+        assert!(
+            before & (1 << item) == 0,
+            "rule 1.3: element {item} delivered twice"
+        );
         if item == 0 {
             // 3.2: a re-entrant request; with a correct loop it only records work (3.3).
             self.request(1);
@@ -116,7 +119,7 @@ pub(crate) fn concurrent_request_racing_reentrant<D: Drain>() {
 
 #[test]
 fn drain_concurrent_request_racing_reentrant() {
-    loom::model(concurrent_request_racing_reentrant::<DrainLoop<()>>);
+    crate::exhaustive(concurrent_request_racing_reentrant::<DrainLoop<()>>);
 }
 
 crate::loom_rejects!(

@@ -30,6 +30,17 @@ mod terminal;
 
 use std::process::Command;
 
+/// Runs `model` exhaustively (no preemption bound, whatever `LOOM_MAX_PREEMPTIONS` says), for
+/// models small enough to afford it (each takes about a second).
+pub(crate) fn exhaustive<F>(model: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = None;
+    builder.check(model);
+}
+
 /// Set in the child process that runs a broken variant's model.
 const CHILD: &str = "RS_LOOM_RUN_BROKEN_MODEL";
 

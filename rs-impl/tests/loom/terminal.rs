@@ -95,7 +95,7 @@ fn terminal_complete_racing_on_next_range() {
 
 #[test]
 fn terminal_error_racing_on_next_range() {
-    loom::model(|| error_racing_on_next(|| source::range(0u64..3)));
+    crate::exhaustive(|| error_racing_on_next(|| source::range(0u64..3)));
 }
 
 crate::loom_rejects!(
