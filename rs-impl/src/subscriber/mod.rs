@@ -109,13 +109,22 @@ impl Upstream {
     }
 
     /// 2.5: keeps the first subscription and makes the first request; cancels any other.
-    /// `keep` runs before the first request, for the handle to see the subscription.
-    fn on_subscribe(&mut self, subscription: SubscriptionRef, keep: impl FnOnce(&SubscriptionRef)) {
+    /// `keep` runs before the first request, for the handle to see the subscription; it returns
+    /// `false` if the handle has cancelled already, and the subscription is then cancelled.
+    fn on_subscribe(
+        &mut self,
+        subscription: SubscriptionRef,
+        keep: impl FnOnce(&SubscriptionRef) -> bool,
+    ) {
         if self.subscription.is_some() || self.ended {
             subscription.cancel();
             return;
         }
-        keep(&subscription);
+        if !keep(&subscription) {
+            self.ended = true;
+            subscription.cancel();
+            return;
+        }
         self.subscription = Some(subscription.clone());
         subscription.request(self.initial);
     }
@@ -152,8 +161,9 @@ struct Slot<R> {
     /// The outcome, and whether one was ever set (it can be taken once).
     outcome: Mutex<(Option<Result<R, Error>>, bool)>,
     ready: Condvar,
-    /// The subscription, for `cancel` from the handle.
-    subscription: Mutex<Option<SubscriptionRef>>,
+    /// The subscription, for `cancel` from the handle, and whether the handle has cancelled
+    /// (a cancel that comes before `on_subscribe` must not be lost).
+    subscription: Mutex<(Option<SubscriptionRef>, bool)>,
 }
 
 impl<R> Slot<R> {
@@ -161,7 +171,7 @@ impl<R> Slot<R> {
         Arc::new(Slot {
             outcome: Mutex::new((None, false)),
             ready: Condvar::new(),
-            subscription: Mutex::new(None),
+            subscription: Mutex::new((None, false)),
         })
     }
 
@@ -173,7 +183,7 @@ impl<R> Slot<R> {
             self.ready.notify_all();
         }
         drop(slot);
-        self.subscription.lock().take();
+        self.subscription.lock().0.take();
     }
 
     fn wait(&self) -> Result<R, Error> {
@@ -207,10 +217,24 @@ impl<R> Slot<R> {
     }
 
     fn cancel(&self) {
-        let s = self.subscription.lock().take();
+        let s = {
+            let mut sub = self.subscription.lock();
+            sub.1 = true;
+            sub.0.take()
+        };
         if let Some(s) = s {
             s.cancel();
         }
+    }
+
+    /// Keeps `s` for the handle; `false` if the handle has cancelled already.
+    fn keep(&self, s: &SubscriptionRef) -> bool {
+        let mut sub = self.subscription.lock();
+        if sub.1 {
+            return false;
+        }
+        sub.0 = Some(s.clone());
+        true
     }
 }
 
@@ -285,7 +309,9 @@ impl<R> Handle<R> {
     }
 
     /// Cancels the subscription (from any thread). The outcome becomes [`Cancelled`] once the
-    /// publisher drops the subscriber, unless a terminal signal came first.
+    /// publisher drops the subscriber, unless a terminal signal came first. A cancel made before
+    /// the subscriber received its subscription is remembered: that subscription is cancelled
+    /// on arrival, without any request.
     ///
     /// # Examples
     ///
@@ -343,9 +369,7 @@ pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
 impl<T: Send> Subscriber<T> for Collect<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| {
-            *slot.subscription.lock() = Some(s.clone());
-        });
+        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
     }
 
     fn on_next(&mut self, item: T) {
@@ -418,9 +442,7 @@ where
 {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| {
-            *slot.subscription.lock() = Some(s.clone());
-        });
+        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
     }
 
     fn on_next(&mut self, item: T) {

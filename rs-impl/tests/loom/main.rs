@@ -16,6 +16,7 @@
 //! | `cancel.rs` | cancel racing emission, twice, then a request | 1.8, 3.5–3.7, 3.12, 3.13 |
 //! | `terminal.rs` | completion / error racing an in-flight `on_next` | 1.7, 1.6, 3.9 |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
+//! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
 #![cfg(rs_loom)]
 // Tests use std `Arc`/`Weak` drop tokens next to the facade's loom types.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]

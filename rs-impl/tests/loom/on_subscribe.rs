@@ -76,6 +76,35 @@ fn make_for_each() -> impl Subscriber<u64> {
     for_each(RequestStrategy::Unbounded, |_: u64| {}).0
 }
 
+/// Rules 3.5/3.12 seen from a ready-made subscriber's handle (and 2.6). Interleaving: a thread
+/// hands the subscriber its subscription while the main thread cancels through the handle —
+/// before, during or after `on_subscribe`. In every interleaving the subscription ends up
+/// cancelled: a cancel that arrives before the subscription must not be lost.
+fn handle_cancel_racing_on_subscribe() {
+    let (subscriber, handle) = collect::<u64>(RequestStrategy::Unbounded);
+    let subscription = StdArc::new(Recording::default());
+    let other = {
+        let subscription = subscription.clone();
+        let mut subscriber = subscriber;
+        thread::spawn(move || {
+            subscriber.on_subscribe(subscription);
+            subscriber // kept alive, as by a publisher that has not dropped it yet
+        })
+    };
+    handle.cancel();
+    let subscriber = other.join().unwrap();
+    assert!(
+        subscription.cancelled.load(Ordering::Acquire),
+        "rule 3.12: Handle::cancel before on_subscribe was lost; the subscription stays active"
+    );
+    drop(subscriber);
+}
+
+#[test]
+fn on_subscribe_racing_handle_cancel() {
+    loom::model(handle_cancel_racing_on_subscribe);
+}
+
 #[test]
 fn on_subscribe_racing_collect() {
     loom::model(|| racing_on_subscribe(make_collect));
