@@ -59,6 +59,7 @@
 
 pub mod env;
 pub mod harness;
+pub mod loom;
 pub mod outcome;
 pub mod probe;
 pub mod publisher;

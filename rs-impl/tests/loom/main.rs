@@ -1,0 +1,97 @@
+//! Loom models of `rs-impl`'s building blocks and publishers.
+//!
+//! Compiled only in the loom build and run with
+//! `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg rs_loom" LOOM_MAX_PREEMPTIONS=2
+//! cargo test --release --test loom -p rs-impl -- --test-threads=1` (see `.ci/loom.sh`).
+//!
+//! Every model opens with the rule it checks and the interleaving it aims at, and runs the real
+//! types (`Demand`, `DrainLoop`, the cold sources, the ready-made subscribers). Every model also
+//! has a deliberately broken twin (in [`broken`], all named `Broken…`) and a test asserting that
+//! loom rejects it, with the expected message: a model that cannot fail proves nothing.
+//!
+//! | file | model | rules |
+//! |---|---|---|
+//! | `demand.rs` | concurrent requests add up and saturate | 1.1, 3.8, 3.17 |
+//! | `drain.rs` | concurrent `request` racing a re-entrant one | 1.3, 3.3, no lost wake-up |
+//! | `cancel.rs` | cancel racing emission, twice, then a request | 1.8, 3.5–3.7, 3.12, 3.13 |
+//! | `terminal.rs` | completion / error racing an in-flight `on_next` | 1.7, 1.6, 3.9 |
+//! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
+//! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
+#![cfg(rs_loom)]
+// Tests use std `Arc`/`Weak` drop tokens next to the facade's loom types.
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+mod broken;
+mod cancel;
+mod demand;
+mod drain;
+mod on_subscribe;
+mod probe;
+mod terminal;
+
+use std::process::Command;
+
+/// Runs `model` exhaustively (no preemption bound, whatever `LOOM_MAX_PREEMPTIONS` says), for
+/// models small enough to afford it (each takes about a second).
+pub(crate) fn exhaustive<F>(model: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = None;
+    builder.check(model);
+}
+
+/// Set in the child process that runs a broken variant's model.
+const CHILD: &str = "RS_LOOM_RUN_BROKEN_MODEL";
+
+/// Declares a test asserting that loom rejects `$model` (a broken variant's model) with a
+/// failure whose output contains `$expected` (the rule of the assertion that must fire).
+///
+/// The model runs in a child process (this test binary, filtered to this one test): a failure
+/// found while other loom threads are suspended unwinds their stacks outside the model and
+/// aborts the process, which `catch_unwind` cannot contain.
+macro_rules! loom_rejects {
+    ($(#[$attr:meta])* $name:ident, $expected:expr, $model:expr) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            let path = concat!(module_path!(), "::", stringify!($name));
+            let test = path.split_once("::").map_or(path, |(_, rest)| rest);
+            $crate::assert_loom_rejects(test, $expected, $model);
+        }
+    };
+}
+pub(crate) use loom_rejects;
+
+/// In the child process: runs `model` under loom. In the parent: runs the child and asserts that
+/// it failed with `expected` in its output.
+pub(crate) fn assert_loom_rejects<F>(test: &str, expected: &str, model: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    if std::env::var_os(CHILD).is_some() {
+        loom::model(model);
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = Command::new(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the broken model in a child process");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "loom accepted a broken variant (expected a failure naming {expected:?}):\n{text}"
+    );
+    assert!(
+        text.contains(expected),
+        "loom rejected the broken variant, but not with a failure naming {expected:?}:\n{text}"
+    );
+}

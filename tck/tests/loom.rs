@@ -1,0 +1,170 @@
+//! The TCK's loom mode applied to every built-in publisher and subscriber of `rs-impl`.
+//!
+//! Run with `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg rs_loom" LOOM_MAX_PREEMPTIONS=2
+//! cargo test --release --test loom -p rs-tck -- --test-threads=1` (see `.ci/loom.sh`).
+#![cfg(rs_loom)]
+
+use rs_api::Error;
+use rs_impl::source::{self, Pull, Pulled};
+use rs_impl::subscriber::{collect, for_each, RequestStrategy};
+use rs_tck::loom::{publisher_scenarios, subscriber_scenarios};
+
+#[test]
+fn range_publisher() {
+    publisher_scenarios(|n| source::range(0u64..n));
+}
+
+#[test]
+fn iter_publisher() {
+    publisher_scenarios(|n| source::from_iter((0..n).map(|i| format!("e{i}")).collect::<Vec<_>>()));
+}
+
+#[test]
+fn fn_publisher() {
+    publisher_scenarios(|n| source::from_fn(move || 0..n));
+}
+
+/// A `Pull` source of `n` elements.
+struct Count(u64);
+
+impl Pull<u64> for Count {
+    fn pull(&mut self) -> Pulled<u64> {
+        if self.0 == 0 {
+            return Pulled::Complete;
+        }
+        self.0 -= 1;
+        Pulled::Next(self.0)
+    }
+}
+
+#[test]
+fn pull_publisher() {
+    publisher_scenarios(|n| source::from_pull(move || Count(n)));
+}
+
+// `empty`, `failed` and `never` have no elements, so the element scenarios do not apply; the
+// cancel race still does, and they must survive every scenario's calls without a violation.
+
+#[test]
+fn empty_publisher_cancel_and_request_race() {
+    // Completes at once: the scenario's 1.8 check (no terminal) does not apply; run the probe
+    // through the 3.9 race instead, which must be answered by at most one terminal signal.
+    rs_tck::loom::required_spec303_reentrant_and_concurrent_request(|_| source::empty::<u64>());
+}
+
+#[test]
+fn never_publisher_cancel_racing() {
+    rs_tck::loom::required_spec312_cancel_racing_emission(|_| source::never::<u64>());
+}
+
+#[test]
+fn failed_publisher_error_once() {
+    rs_tck::loom::required_spec303_reentrant_and_concurrent_request(|_| {
+        source::failed::<u64>(Error::msg("boom"))
+    });
+}
+
+#[test]
+fn collect_subscriber() {
+    subscriber_scenarios::<u64, _, _>(|| collect(RequestStrategy::Prefetch(2)).0);
+    subscriber_scenarios::<u64, _, _>(|| collect(RequestStrategy::Unbounded).0);
+}
+
+#[test]
+fn for_each_subscriber() {
+    subscriber_scenarios::<u64, _, _>(|| for_each(RequestStrategy::OneByOne, |_: u64| {}).0);
+}
+
+// ----- the scenarios can fail: broken implementations they must reject ---------------------------
+
+mod broken {
+    use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef};
+
+    /// BUG: ignores demand: emits every element and completes inside `subscribe` (rule 1.1).
+    pub(crate) struct BrokenIgnoresDemand(pub(crate) u64);
+
+    struct Noop;
+
+    impl Subscription for Noop {
+        fn request(&self, _n: u64) {}
+        fn cancel(&self) {}
+    }
+
+    impl Publisher<u64> for BrokenIgnoresDemand {
+        fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+            subscriber.on_subscribe(std::sync::Arc::new(Noop));
+            for i in 0..self.0 {
+                subscriber.on_next(i);
+            }
+            subscriber.on_complete();
+        }
+    }
+
+    /// BUG: keeps whichever subscription came last and requests from it (rule 2.5).
+    #[derive(Default)]
+    pub(crate) struct BrokenKeepsSecond(Option<SubscriptionRef>);
+
+    impl Subscriber<u64> for BrokenKeepsSecond {
+        fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+            subscription.request(1);
+            self.0 = Some(subscription);
+        }
+        fn on_next(&mut self, _item: u64) {}
+        fn on_error(&mut self, _error: Error) {}
+        fn on_complete(&mut self) {}
+    }
+}
+
+/// Set in the child process that runs a scenario against a broken implementation.
+const CHILD: &str = "RS_TCK_LOOM_RUN_BROKEN";
+
+/// Runs `scenario` in a child process (this binary, filtered to `test`) and asserts that it
+/// fails with `expected` in its output. A child, because a failure found while loom threads are
+/// suspended may abort the process.
+fn assert_rejects(test: &str, expected: &str, scenario: fn()) {
+    if std::env::var_os(CHILD).is_some() {
+        scenario();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the child");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "the scenario accepted a broken implementation:\n{text}"
+    );
+    assert!(
+        text.contains(expected),
+        "rejected, but not naming {expected:?}:\n{text}"
+    );
+}
+
+#[test]
+fn spec107_error_scenario_should_fail_by_ignoring_demand() {
+    assert_rejects(
+        "spec107_error_scenario_should_fail_by_ignoring_demand",
+        "rule 1.1",
+        || rs_tck::loom::required_spec107_error_racing_on_next(broken::BrokenIgnoresDemand),
+    );
+}
+
+#[test]
+fn spec205_scenario_should_fail_by_keeping_the_second_subscription() {
+    assert_rejects(
+        "spec205_scenario_should_fail_by_keeping_the_second_subscription",
+        "rule 2.5",
+        || {
+            rs_tck::loom::required_spec205_racing_on_subscribe::<u64, _, _>(
+                broken::BrokenKeepsSecond::default,
+            )
+        },
+    );
+}
