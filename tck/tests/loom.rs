@@ -1,7 +1,7 @@
 //! The TCK's loom mode applied to every built-in publisher and subscriber of `rs-impl`.
 //!
 //! Run with `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg rs_loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test --release --test loom -p rs-tck -- --test-threads=1` (see `.ci/loom.sh`).
+//! cargo test --release --test loom -p rs-tck -- --test-threads=1` (see `scripts/loom.sh`).
 #![cfg(rs_loom)]
 
 use rs_api::Error;

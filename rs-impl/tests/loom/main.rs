@@ -2,7 +2,7 @@
 //!
 //! Compiled only in the loom build and run with
 //! `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg rs_loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test --release --test loom -p rs-impl -- --test-threads=1` (see `.ci/loom.sh`).
+//! cargo test --release --test loom -p rs-impl -- --test-threads=1` (see `scripts/loom.sh`).
 //!
 //! Every model opens with the rule it checks and the interleaving it aims at, and runs the real
 //! types (`Demand`, `DrainLoop`, the cold sources, the ready-made subscribers). Every model also
