@@ -115,41 +115,9 @@ mod broken {
     }
 }
 
-/// Set in the child process that runs a scenario against a broken implementation.
-const CHILD: &str = "RS_TCK_LOOM_RUN_BROKEN";
-
-/// Runs `scenario` in a child process (this binary, filtered to `test`) and asserts that it
-/// fails with `expected` in its output. A child, because a failure found while loom threads are
-/// suspended may abort the process.
-fn assert_rejects(test: &str, expected: &str, scenario: fn()) {
-    if std::env::var_os(CHILD).is_some() {
-        scenario();
-        return;
-    }
-    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run the child");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        !out.status.success(),
-        "the scenario accepted a broken implementation:\n{text}"
-    );
-    assert!(
-        text.contains(expected),
-        "rejected, but not naming {expected:?}:\n{text}"
-    );
-}
-
 #[test]
 fn spec107_error_scenario_should_fail_by_ignoring_demand() {
-    assert_rejects(
+    rs_impl::loom::assert_rejected(
         "spec107_error_scenario_should_fail_by_ignoring_demand",
         "rule 1.1",
         || rs_tck::loom::required_spec107_error_racing_on_next(broken::BrokenIgnoresDemand),
@@ -158,7 +126,7 @@ fn spec107_error_scenario_should_fail_by_ignoring_demand() {
 
 #[test]
 fn spec205_scenario_should_fail_by_keeping_the_second_subscription() {
-    assert_rejects(
+    rs_impl::loom::assert_rejected(
         "spec205_scenario_should_fail_by_keeping_the_second_subscription",
         "rule 2.5",
         || {

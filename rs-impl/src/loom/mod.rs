@@ -20,6 +20,7 @@
 //! | [`thread`] | `std::thread` | `loom::thread` |
 //! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) |
 //! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment |
+//! | `assert_rejected` | — | asserts that a model fails (run in a child process), to prove a model or scenario can fail |
 //!
 //! # Examples
 //!
@@ -50,6 +51,9 @@ mod loom_impl;
 use loom_impl as imp;
 
 pub use imp::{cell, hint, model, sync, thread};
+
+#[cfg(rs_loom)]
+pub use imp::assert_rejected;
 
 /// Whether this build uses loom's types (`--cfg rs_loom`).
 pub const IS_LOOM: bool = cfg!(rs_loom);

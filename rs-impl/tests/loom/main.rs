@@ -29,8 +29,6 @@ mod on_subscribe;
 mod probe;
 mod terminal;
 
-use std::process::Command;
-
 /// Runs `model` exhaustively (no preemption bound, whatever `LOOM_MAX_PREEMPTIONS` says), for
 /// models small enough to afford it (each takes about a second).
 pub(crate) fn exhaustive<F>(model: F)
@@ -41,9 +39,6 @@ where
     builder.preemption_bound = None;
     builder.check(model);
 }
-
-/// Set in the child process that runs a broken variant's model.
-const CHILD: &str = "RS_LOOM_RUN_BROKEN_MODEL";
 
 /// Declares a test asserting that loom rejects `$model` (a broken variant's model) with a
 /// failure whose output contains `$expected` (the rule of the assertion that must fire).
@@ -58,40 +53,8 @@ macro_rules! loom_rejects {
         fn $name() {
             let path = concat!(module_path!(), "::", stringify!($name));
             let test = path.split_once("::").map_or(path, |(_, rest)| rest);
-            $crate::assert_loom_rejects(test, $expected, $model);
+            rs_impl::loom::assert_rejected(test, $expected, $model);
         }
     };
 }
 pub(crate) use loom_rejects;
-
-/// In the child process: runs `model` under loom. In the parent: runs the child and asserts that
-/// it failed with `expected` in its output.
-pub(crate) fn assert_loom_rejects<F>(test: &str, expected: &str, model: F)
-where
-    F: Fn() + Sync + Send + 'static,
-{
-    if std::env::var_os(CHILD).is_some() {
-        loom::model(model);
-        return;
-    }
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = Command::new(exe)
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run the broken model in a child process");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        !out.status.success(),
-        "loom accepted a broken variant (expected a failure naming {expected:?}):\n{text}"
-    );
-    assert!(
-        text.contains(expected),
-        "loom rejected the broken variant, but not with a failure naming {expected:?}:\n{text}"
-    );
-}
