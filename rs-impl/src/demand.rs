@@ -3,9 +3,10 @@
 //! # Contract
 //!
 //! * [`Demand::request`] adds `n` to the *cumulative* total requested (3.8). The addition
-//!   saturates at [`UNBOUNDED`](rs_api::UNBOUNDED); a single request of at least
+//!   saturates at [`UNBOUNDED`]; a single request of at least
 //!   [`UNBOUNDED_THRESHOLD`](rs_api::UNBOUNDED_THRESHOLD) (the JVM's `Long.MAX_VALUE`) makes the
-//!   demand unbounded at once (3.17). Overflow is impossible: demand never wraps.
+//!   demand unbounded at once, and so does a total that reaches it cumulatively; either way
+//!   the total becomes exactly `UNBOUNDED` (3.17). Overflow is impossible: demand never wraps.
 //! * `request(0)` changes nothing and returns [`SpecViolation::NonPositiveRequest`] (3.9); the
 //!   caller turns it into `on_error` for its subscriber.
 //! * The counter is only ever *added to*. The single drainer keeps a plain local count of what
@@ -80,7 +81,12 @@ impl Demand {
                 if total == UNBOUNDED {
                     None
                 } else {
-                    Some(total.saturating_add(add))
+                    // 3.17: a total that *reaches* the threshold cumulatively (the JVM TCK's
+                    // MAX/2 + MAX/2 + 1) is as unbounded as a single request of it, so it is
+                    // stored as UNBOUNDED: `is_unbounded`/`outstanding` and every drainer that
+                    // compares with UNBOUNDED then see one value for "unbounded".
+                    let next = total.saturating_add(add);
+                    Some(if is_unbounded(next) { UNBOUNDED } else { next })
                 }
             })
             .unwrap_or(UNBOUNDED);
@@ -150,7 +156,7 @@ mod tests {
         d.request(half).unwrap();
         d.request(half).unwrap();
         d.request(1).unwrap();
-        assert_eq!(d.total(), rs_api::UNBOUNDED_THRESHOLD);
+        assert_eq!(d.total(), UNBOUNDED);
         assert!(rs_api::is_unbounded(d.outstanding(0)));
     }
 

@@ -8,6 +8,7 @@
 //! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
+//! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`report`] | where subscriber panics are reported (rule 2.13) |
 //!
@@ -24,7 +25,13 @@
 
 pub mod demand;
 pub mod loom;
+pub mod processor;
 pub mod report;
 pub mod serial;
 pub mod source;
 pub mod subscriber;
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -55,6 +55,14 @@ pub(crate) fn subscriber_panicked(signal: &'static str, payload: Box<dyn Any + S
     }
 }
 
+/// Drops `value`, catching a panic in its `Drop` (a subscriber's or a source's): no panic of
+/// user code may escape into the caller of `subscribe`, `request` or `cancel`.
+pub(crate) fn drop_guarded<V>(value: V) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(value))) {
+        subscriber_panicked("drop", payload);
+    }
+}
+
 /// The text of a panic payload, when it is a string.
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&'static str>() {

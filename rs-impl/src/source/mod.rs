@@ -20,7 +20,8 @@
 //!   element in flight if it comes from another thread (1.8, 3.12); the subscriber and the
 //!   source are dropped (3.13). Nothing is buffered, so nothing in flight is lost.
 //! * **Panics:** a panicking subscriber is cancelled and dropped (2.13); a panicking source fails
-//!   the stream with `on_error`. No panic reaches the caller.
+//!   the stream with `on_error` (also a factory that panics while making the source for a
+//!   subscription: `on_subscribe`, then `on_error`). No panic reaches the caller.
 //! * **Memory:** one subscription holds the subscriber, the source and at most one element
 //!   pulled ahead.
 //!
@@ -32,7 +33,7 @@
 //! | [`from_pull`] | the steps of a fresh [`Pull`] source made per subscription |
 //! | [`empty`] | `on_complete` at once |
 //! | [`failed`] | `on_error` with the given error at once |
-//! | [`never`] | nothing, until cancelled |
+//! | [`never()`] | nothing, until cancelled |
 //!
 //! # Examples
 //!
@@ -52,10 +53,31 @@ mod pull;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rs_api::{BoxSubscriber, Error, Publisher};
 
 pub use pull::{Pull, Pulled};
+
+/// Makes the source of one subscription with `make` and starts it. A panic in `make` (a
+/// user's factory, `Clone` or `into_iter`) must not escape `subscribe` (rule 1.9): the
+/// subscriber gets `on_subscribe` and then `on_error` saying so (1.4), like a panic in `pull`.
+fn subscribe_made<T, P>(make: impl FnOnce() -> P, subscriber: BoxSubscriber<T>)
+where
+    T: Send + 'static,
+    P: Pull<T> + 'static,
+{
+    match catch_unwind(AssertUnwindSafe(make)) {
+        Ok(source) => pull::subscribe_pull(source, subscriber),
+        Err(payload) => {
+            let error = Error::msg(format!(
+                "the source panicked while being made for a subscription: {}",
+                crate::report::panic_message(&*payload)
+            ));
+            pull::subscribe_pull(Fail(Some(error)), subscriber);
+        }
+    }
+}
 
 /// Adapts an iterator to [`Pull`].
 #[derive(Debug)]
@@ -125,7 +147,7 @@ where
     I::Item: Send + 'static,
 {
     fn subscribe(&self, subscriber: BoxSubscriber<I::Item>) {
-        pull::subscribe_pull(IterPull(self.iterable.clone().into_iter()), subscriber);
+        subscribe_made(|| IterPull(self.iterable.clone().into_iter()), subscriber);
     }
 }
 
@@ -168,7 +190,7 @@ where
     I::Item: Send + 'static,
 {
     fn subscribe(&self, subscriber: BoxSubscriber<I::Item>) {
-        pull::subscribe_pull(IterPull((self.factory)().into_iter()), subscriber);
+        subscribe_made(|| IterPull((self.factory)().into_iter()), subscriber);
     }
 }
 
@@ -202,7 +224,7 @@ where
     T: Send + 'static,
 {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
-        pull::subscribe_pull((self.factory)(), subscriber);
+        subscribe_made(|| (self.factory)(), subscriber);
     }
 }
 
@@ -307,7 +329,7 @@ impl<T: Send + 'static> Publisher<T> for Failed<T> {
     }
 }
 
-/// Never signals anything after `on_subscribe` (see [`never`]).
+/// Never signals anything after `on_subscribe` (see [`never()`]).
 pub struct Never<T>(PhantomData<fn() -> T>);
 
 impl<T> fmt::Debug for Never<T> {

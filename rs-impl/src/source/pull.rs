@@ -100,9 +100,9 @@ struct State<T, P> {
 impl<T, P> State<T, P> {
     /// Ends the subscription: drops the subscriber and the source.
     fn finish(&mut self) {
-        self.lookahead = None;
-        self.source = None;
-        self.subscriber = None;
+        report::drop_guarded(self.lookahead.take());
+        report::drop_guarded(self.source.take());
+        report::drop_guarded(self.subscriber.take());
     }
 }
 
@@ -203,7 +203,7 @@ where
         if let Err(payload) = ok {
             report::subscriber_panicked(signal, payload);
         }
-        drop(subscriber);
+        report::drop_guarded(subscriber);
     }
 
     /// 2.13: a panicking subscriber is a cancelled subscriber.

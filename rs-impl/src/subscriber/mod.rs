@@ -109,13 +109,23 @@ impl Upstream {
     }
 
     /// 2.5: keeps the first subscription and makes the first request; cancels any other.
-    /// `keep` runs before the first request, for the handle to see the subscription.
-    fn on_subscribe(&mut self, subscription: SubscriptionRef, keep: impl FnOnce(&SubscriptionRef)) {
+    /// `keep` runs before the first request, for the handle to see the subscription; it
+    /// returns `false` if the handle cancelled already, and then the subscription is cancelled
+    /// at once, without a request.
+    fn on_subscribe(
+        &mut self,
+        subscription: SubscriptionRef,
+        keep: impl FnOnce(&SubscriptionRef) -> bool,
+    ) {
         if self.subscription.is_some() || self.ended {
             subscription.cancel();
             return;
         }
-        keep(&subscription);
+        if !keep(&subscription) {
+            self.ended = true;
+            subscription.cancel();
+            return;
+        }
         self.subscription = Some(subscription.clone());
         subscription.request(self.initial);
     }
@@ -147,13 +157,30 @@ impl Upstream {
 #[error("the subscriber was dropped without a terminal signal (cancelled, or it panicked)")]
 pub struct Cancelled;
 
+/// The error a handle reports when its outcome was already taken by
+/// [`Handle::try_take`]: waiting again would never end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the outcome was already taken from this handle")]
+pub struct AlreadyTaken;
+
 /// The outcome slot shared between a subscriber and its handle.
 struct Slot<R> {
     /// The outcome, and whether one was ever set (it can be taken once).
     outcome: Mutex<(Option<Result<R, Error>>, bool)>,
     ready: Condvar,
     /// The subscription, for `cancel` from the handle.
-    subscription: Mutex<Option<SubscriptionRef>>,
+    subscription: Mutex<Link>,
+}
+
+/// What the handle knows of the subscription. One lock for both fields, so that a cancel
+/// racing with `on_subscribe` is either seen by `keep` or finds the subscription to cancel.
+#[derive(Default)]
+struct Link {
+    /// The subscription, from `on_subscribe` until the terminal signal or the cancel.
+    subscription: Option<SubscriptionRef>,
+    /// The handle cancelled. A cancel made before `on_subscribe` is not lost: the
+    /// subscription is cancelled as soon as it arrives.
+    cancelled: bool,
 }
 
 impl<R> Slot<R> {
@@ -161,7 +188,7 @@ impl<R> Slot<R> {
         Arc::new(Slot {
             outcome: Mutex::new((None, false)),
             ready: Condvar::new(),
-            subscription: Mutex::new(None),
+            subscription: Mutex::new(Link::default()),
         })
     }
 
@@ -173,7 +200,17 @@ impl<R> Slot<R> {
             self.ready.notify_all();
         }
         drop(slot);
-        self.subscription.lock().take();
+        self.subscription.lock().subscription.take();
+    }
+
+    /// Keeps `s` for the handle's `cancel`; `false` if the handle cancelled already.
+    fn keep(&self, s: &SubscriptionRef) -> bool {
+        let mut link = self.subscription.lock();
+        if link.cancelled {
+            return false;
+        }
+        link.subscription = Some(s.clone());
+        true
     }
 
     fn wait(&self) -> Result<R, Error> {
@@ -182,16 +219,25 @@ impl<R> Slot<R> {
             if let Some(outcome) = slot.0.take() {
                 return outcome;
             }
+            if slot.1 {
+                return Err(Error::new(AlreadyTaken));
+            }
             slot = self.ready.wait(slot);
         }
     }
 
     fn wait_timeout(&self, timeout: Duration) -> Option<Result<R, Error>> {
-        let deadline = std::time::Instant::now() + timeout;
+        let Some(deadline) = std::time::Instant::now().checked_add(timeout) else {
+            // A timeout too large for `Instant` (such as `Duration::MAX`) never expires.
+            return Some(self.wait());
+        };
         let mut slot = self.outcome.lock();
         loop {
             if let Some(outcome) = slot.0.take() {
                 return Some(outcome);
+            }
+            if slot.1 {
+                return Some(Err(Error::new(AlreadyTaken)));
             }
             let now = std::time::Instant::now();
             if now >= deadline {
@@ -207,7 +253,11 @@ impl<R> Slot<R> {
     }
 
     fn cancel(&self) {
-        let s = self.subscription.lock().take();
+        let s = {
+            let mut link = self.subscription.lock();
+            link.cancelled = true;
+            link.subscription.take()
+        };
         if let Some(s) = s {
             s.cancel();
         }
@@ -245,7 +295,8 @@ impl<R> Handle<R> {
         self.slot.wait()
     }
 
-    /// Waits at most `timeout`; `Err(self)` if the stream has not ended by then.
+    /// Waits at most `timeout`; `Err(self)` if the stream has not ended by then. A timeout
+    /// too large to represent as a deadline (such as `Duration::MAX`) waits like [`wait`](Self::wait).
     ///
     /// # Errors
     ///
@@ -285,7 +336,9 @@ impl<R> Handle<R> {
     }
 
     /// Cancels the subscription (from any thread). The outcome becomes [`Cancelled`] once the
-    /// publisher drops the subscriber, unless a terminal signal came first.
+    /// publisher drops the subscriber, unless a terminal signal came first. A cancel made
+    /// before the subscriber is subscribed is kept: the subscription is cancelled as soon as
+    /// it arrives, and nothing is requested.
     ///
     /// # Examples
     ///
@@ -343,9 +396,7 @@ pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
 impl<T: Send> Subscriber<T> for Collect<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| {
-            *slot.subscription.lock() = Some(s.clone());
-        });
+        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
     }
 
     fn on_next(&mut self, item: T) {
@@ -418,9 +469,7 @@ where
 {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| {
-            *slot.subscription.lock() = Some(s.clone());
-        });
+        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
     }
 
     fn on_next(&mut self, item: T) {

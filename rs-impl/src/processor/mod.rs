@@ -1,0 +1,454 @@
+//! Processors: stages that are both a [`Subscriber`] upstream and a [`Publisher`] downstream.
+//!
+//! # Contract of [`IdentityProcessor`]
+//!
+//! The reference identity processor passes every element through unchanged, to **every**
+//! current subscriber (multicast), with **coordinated emission**: an element leaves the buffer
+//! only when every subscriber has demand for it, so all subscribers see the same elements in the
+//! same order from the moment they join.
+//!
+//! * **Bounded buffer:** it requests `buffer_size` elements from upstream as soon as it is
+//!   subscribed, and replenishes `buffer_size / 2` (at least 1) each time that many have been
+//!   delivered. It never holds more than `buffer_size` elements: a slow subscriber slows everyone
+//!   (backpressure), nobody loses an element.
+//! * **Late subscribers** start with the oldest element still buffered; elements delivered before
+//!   they joined are gone. A subscriber that joins after the end gets `on_subscribe` and the
+//!   terminal signal at once.
+//! * **Completion** reaches subscribers after the buffered elements. **Errors** are forwarded at
+//!   once (rule 4.2), dropping buffered elements.
+//! * **Cancel:** a cancelled subscriber is dropped (3.13). When the last subscriber leaves —
+//!   by cancel, by `request(0)` or by panicking — the processor cancels its upstream (as the JVM
+//!   TCK's processor tests expect; rule 3.14 allows it) and later subscribers are refused with
+//!   `on_error` ([`SpecViolation::Rejected`]).
+//! * **`request(0)`** fails that subscriber alone with the 3.9 error. A panicking subscriber is
+//!   cancelled; the others keep every element (2.13).
+//! * **Upstream:** the first `on_subscribe` wins; any other subscription is cancelled (2.5).
+//!   Elements beyond the requested amount (an upstream breaking 1.1) fail the processor.
+//! * **Threads:** signals are delivered, serially per processor, by whichever thread drives the
+//!   [serial drain loop](crate::serial): the upstream's thread, or a downstream `request`/
+//!   `cancel` caller. No thread of its own.
+//!
+//! # Examples
+//!
+//! ```
+//! use rs_api::{Publisher, PublisherExt};
+//! use rs_impl::processor::IdentityProcessor;
+//! use rs_impl::{source, subscriber::{collect, RequestStrategy}};
+//!
+//! let processor = IdentityProcessor::<u32>::new(4);
+//! let (a, ra) = collect(RequestStrategy::OneByOne);
+//! let (b, rb) = collect(RequestStrategy::Prefetch(8));
+//! processor.subscribe(Box::new(a));
+//! processor.subscribe(Box::new(b));
+//! source::range(0u32..10).subscribe_with(processor.clone());
+//! assert_eq!(ra.wait().unwrap(), (0..10).collect::<Vec<_>>());
+//! assert_eq!(rb.wait().unwrap(), (0..10).collect::<Vec<_>>());
+//! ```
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+// Subscriptions are handed out as `rs_api::SubscriptionRef` (a std `Arc<dyn _>`), so the
+// handles are std `Arc`s in every build; the atomics and locks inside come from the facade.
+use std::sync::Arc;
+
+use rs_api::SubscriptionRef;
+use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription};
+
+use crate::demand::Demand;
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::Mutex;
+use crate::report;
+use crate::serial::DrainLoop;
+
+/// A multicast identity processor with a bounded buffer and coordinated emission.
+///
+/// A cheap `Clone` handle: move one clone into the upstream's `subscribe`, subscribe
+/// downstream subscribers to another. See the [module documentation](self) for the contract.
+pub struct IdentityProcessor<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for IdentityProcessor<T> {
+    fn clone(&self) -> Self {
+        IdentityProcessor {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for IdentityProcessor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IdentityProcessor")
+            .field("buffer_size", &self.shared.buffer_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What upstream and new subscribers hand to the drainer.
+struct Inbox<T> {
+    /// Elements received from upstream, not yet delivered.
+    elements: VecDeque<T>,
+    /// Upstream's terminal signal: `Some(None)` completion, `Some(Some(e))` failure.
+    terminal: Option<Option<Error>>,
+    /// Subscribers waiting for their `on_subscribe`.
+    joining: Vec<(BoxSubscriber<T>, Arc<Downstream<T>>)>,
+    /// Upstream's subscription, until the drainer takes it over.
+    upstream: Option<SubscriptionRef>,
+}
+
+struct Shared<T> {
+    /// Capacity of the buffer; also the upstream prefetch. Upstream demand is replenished only
+    /// as elements leave, so a full buffer means upstream broke rule 1.1.
+    buffer_size: usize,
+    /// What upstream and new subscribers hand over; short critical sections, never held while
+    /// calling out.
+    inbox: Mutex<Inbox<T>>,
+    /// Set once an upstream subscription has been accepted (2.5 for later ones).
+    has_upstream: AtomicBool,
+    drain: DrainLoop<State<T>>,
+}
+
+/// One downstream subscriber, as the drainer keeps it.
+struct Active<T> {
+    subscriber: BoxSubscriber<T>,
+    handle: Arc<Downstream<T>>,
+    emitted: u64,
+}
+
+/// The drainer-only state.
+struct State<T> {
+    upstream: Option<SubscriptionRef>,
+    /// Delivered since the last replenishing request.
+    delivered_since_request: u64,
+    subscribers: Vec<Active<T>>,
+    /// Set when upstream terminated (and, for completion, the buffer drained) or was
+    /// cancelled because the last subscriber left; later subscribers get this at once.
+    ended: Option<Ending>,
+}
+
+#[derive(Clone)]
+enum Ending {
+    Completed,
+    Failed(Error),
+    UpstreamCancelled,
+}
+
+/// The subscription of one downstream subscriber.
+struct Downstream<T> {
+    demand: Demand,
+    cancelled: AtomicBool,
+    bad_request: AtomicBool,
+    shared: Arc<Shared<T>>,
+}
+
+impl<T: Clone + Send + 'static> IdentityProcessor<T> {
+    /// A processor that buffers at most `buffer_size` elements (at least 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let p = rs_impl::processor::IdentityProcessor::<u8>::new(16);
+    /// assert_eq!(p.buffer_size(), 16);
+    /// ```
+    pub fn new(buffer_size: usize) -> Self {
+        let buffer_size = buffer_size.max(1);
+        IdentityProcessor {
+            shared: Arc::new(Shared {
+                buffer_size,
+                inbox: Mutex::new(Inbox {
+                    elements: VecDeque::with_capacity(buffer_size),
+                    terminal: None,
+                    joining: Vec::new(),
+                    upstream: None,
+                }),
+                has_upstream: AtomicBool::new(false),
+                drain: DrainLoop::new(State {
+                    upstream: None,
+                    delivered_since_request: 0,
+                    subscribers: Vec::new(),
+                    ended: None,
+                }),
+            }),
+        }
+    }
+
+    /// The buffer's capacity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(rs_impl::processor::IdentityProcessor::<u8>::new(0).buffer_size(), 1);
+    /// ```
+    pub fn buffer_size(&self) -> usize {
+        self.shared.buffer_size
+    }
+}
+
+impl<T: Clone + Send + 'static> Shared<T> {
+    fn run(&self) {
+        self.drain.drain(|st| self.pass(st));
+    }
+
+    fn batch(&self) -> u64 {
+        (self.buffer_size as u64 / 2).max(1)
+    }
+
+    fn pass(&self, st: &mut State<T>) {
+        loop {
+            let (joining, upstream, terminal, head_ready) = {
+                let mut inbox = self.inbox.lock();
+                (
+                    std::mem::take(&mut inbox.joining),
+                    inbox.upstream.take(),
+                    inbox.terminal.clone(),
+                    !inbox.elements.is_empty(),
+                )
+            };
+            let mut progressed = false;
+
+            if let Some(up) = upstream {
+                st.upstream = Some(up.clone());
+                up.request(self.buffer_size as u64);
+                progressed = true;
+            }
+
+            for (mut subscriber, handle) in joining {
+                progressed = true;
+                let sref: SubscriptionRef = handle.clone();
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(sref))) {
+                    handle.cancelled.store(true, Ordering::Release);
+                    report::subscriber_panicked("on_subscribe", p);
+                    continue;
+                }
+                if let Some(ending) = st.ended.clone() {
+                    handle.cancelled.store(true, Ordering::Release);
+                    signal_end(subscriber, &ending);
+                    continue;
+                }
+                st.subscribers.push(Active {
+                    subscriber,
+                    handle,
+                    emitted: 0,
+                });
+            }
+
+            // Cancelled and misbehaving (request(0)) subscribers leave.
+            let before = st.subscribers.len();
+            let mut leaving = Vec::new();
+            let mut i = 0;
+            while i < st.subscribers.len() {
+                if self.leaves(&mut st.subscribers[i]) {
+                    leaving.push(st.subscribers.remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+            report::drop_guarded(leaving);
+            if st.subscribers.len() != before {
+                progressed = true;
+                if st.subscribers.is_empty() && st.ended.is_none() && terminal.is_none() {
+                    // The last subscriber left: cancel upstream (JVM TCK processor behaviour).
+                    if let Some(up) = st.upstream.take() {
+                        up.cancel();
+                    }
+                    st.ended = Some(Ending::UpstreamCancelled);
+                    self.inbox.lock().elements.clear();
+                }
+            }
+
+            if st.ended.is_none() {
+                // 4.2: an error goes out at once, dropping what is buffered.
+                if let Some(Some(e)) = &terminal {
+                    self.end(st, Ending::Failed(e.clone()));
+                    return;
+                }
+                // Coordinated emission: deliver the head when everyone has demand.
+                if head_ready
+                    && !st.subscribers.is_empty()
+                    && st
+                        .subscribers
+                        .iter()
+                        .all(|a| a.handle.demand.outstanding(a.emitted) > 0)
+                {
+                    let item = self.inbox.lock().elements.pop_front();
+                    if let Some(item) = item {
+                        self.deliver(st, item);
+                        progressed = true;
+                    }
+                } else if !head_ready && terminal.is_some() {
+                    let empty = self.inbox.lock().elements.is_empty();
+                    if empty {
+                        self.end(st, Ending::Completed);
+                        return;
+                    }
+                }
+            }
+
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// Whether `a` leaves now: cancelled, or failed by its own `request(0)` (3.9).
+    fn leaves(&self, a: &mut Active<T>) -> bool {
+        if a.handle.cancelled.load(Ordering::Acquire) {
+            return true;
+        }
+        if a.handle.bad_request.load(Ordering::Acquire) {
+            a.handle.cancelled.store(true, Ordering::Release);
+            let e: Error = SpecViolation::NonPositiveRequest.into();
+            let s = &mut a.subscriber;
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
+                report::subscriber_panicked("on_error", p);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Delivers one element to every subscriber and replenishes upstream demand.
+    fn deliver(&self, st: &mut State<T>, item: T) {
+        let last = st.subscribers.len() - 1;
+        let mut item = Some(item);
+        for (i, a) in st.subscribers.iter_mut().enumerate() {
+            a.emitted += 1;
+            let value = if i == last {
+                item.take().expect("one element per subscriber")
+            } else {
+                item.clone().expect("one element per subscriber")
+            };
+            let s = &mut a.subscriber;
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_next(value))) {
+                // 2.13: cancel that subscriber; the others keep every element.
+                a.handle.cancelled.store(true, Ordering::Release);
+                report::subscriber_panicked("on_next", p);
+            }
+        }
+        st.delivered_since_request += 1;
+        if st.delivered_since_request >= self.batch() {
+            let n = st.delivered_since_request;
+            st.delivered_since_request = 0;
+            if let Some(up) = &st.upstream {
+                up.request(n);
+            }
+        }
+    }
+
+    /// Sends the terminal signal to everyone and remembers it for late subscribers.
+    fn end(&self, st: &mut State<T>, ending: Ending) {
+        st.ended = Some(ending.clone());
+        st.upstream = None;
+        self.inbox.lock().elements.clear();
+        for a in st.subscribers.drain(..) {
+            a.handle.cancelled.store(true, Ordering::Release);
+            signal_end(a.subscriber, &ending);
+        }
+    }
+}
+
+/// Delivers a terminal signal and drops the subscriber (1.6, 3.13).
+fn signal_end<T>(mut subscriber: BoxSubscriber<T>, ending: &Ending) {
+    let result = match ending {
+        Ending::Completed => catch_unwind(AssertUnwindSafe(|| subscriber.on_complete())),
+        Ending::Failed(e) => {
+            let e = e.clone();
+            catch_unwind(AssertUnwindSafe(|| subscriber.on_error(e)))
+        }
+        Ending::UpstreamCancelled => {
+            let e: Error = SpecViolation::Rejected {
+                reason: "the processor's upstream was cancelled when its last subscriber left"
+                    .into(),
+            }
+            .into();
+            catch_unwind(AssertUnwindSafe(|| subscriber.on_error(e)))
+        }
+    };
+    if let Err(p) = result {
+        report::subscriber_panicked("terminal signal", p);
+    }
+    report::drop_guarded(subscriber);
+}
+
+impl<T: Clone + Send + 'static> Subscription for Downstream<T> {
+    fn request(&self, n: u64) {
+        if self.cancelled.load(Ordering::Acquire) {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            self.bad_request.store(true, Ordering::Release);
+        }
+        self.shared.run();
+    }
+
+    fn cancel(&self) {
+        if self.cancelled.swap(true, Ordering::AcqRel) {
+            return; // 3.7
+        }
+        self.shared.run();
+    }
+}
+
+impl<T: Clone + Send + 'static> Publisher<T> for IdentityProcessor<T> {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
+        let handle = Arc::new(Downstream {
+            demand: Demand::new(),
+            cancelled: AtomicBool::new(false),
+            bad_request: AtomicBool::new(false),
+            shared: self.shared.clone(),
+        });
+        self.shared.inbox.lock().joining.push((subscriber, handle));
+        self.shared.run();
+    }
+}
+
+impl<T: Clone + Send + 'static> Subscriber<T> for IdentityProcessor<T> {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if self.shared.has_upstream.swap(true, Ordering::AcqRel) {
+            subscription.cancel(); // 2.5
+            return;
+        }
+        self.shared.inbox.lock().upstream = Some(subscription);
+        self.shared.run();
+    }
+
+    fn on_next(&mut self, item: T) {
+        {
+            let mut inbox = self.shared.inbox.lock();
+            if inbox.terminal.is_some() {
+                return;
+            }
+            if inbox.elements.len() >= self.shared.buffer_size {
+                // Upstream sent more than requested (1.1): fail downstream.
+                inbox.elements.clear();
+                inbox.terminal = Some(Some(Error::msg(
+                    "rule 1.1 violated by the processor's upstream: more elements than requested",
+                )));
+            } else {
+                inbox.elements.push_back(item);
+            }
+        }
+        self.shared.run();
+    }
+
+    fn on_error(&mut self, error: Error) {
+        {
+            let mut inbox = self.shared.inbox.lock();
+            if inbox.terminal.is_none() {
+                inbox.terminal = Some(Some(error));
+            }
+        }
+        self.shared.run();
+    }
+
+    fn on_complete(&mut self) {
+        {
+            let mut inbox = self.shared.inbox.lock();
+            if inbox.terminal.is_none() {
+                inbox.terminal = Some(None);
+            }
+        }
+        self.shared.run();
+    }
+}
