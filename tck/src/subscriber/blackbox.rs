@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
@@ -115,7 +115,8 @@ impl<T, S: Subscriber<T>> Subscriber<T> for SharedSubscriber<S> {
 
 struct Stage<'v, V: SubscriberBlackboxVerification> {
     v: &'v V,
-    subscriber: Arc<Mutex<V::Subscriber>>,
+    /// The subscriber, while the publisher holds it (dropping it must really drop it).
+    subscriber: Weak<Mutex<V::Subscriber>>,
     publisher: ManualPublisher<V::Item>,
     next: AtomicU64,
 }
@@ -130,8 +131,10 @@ impl<'v, V: SubscriberBlackboxVerification> Stage<'v, V> {
     /// its `request` causes in synchronous mode follow right after it, on this thread).
     fn trigger_request(&self) {
         self.publisher.run_as_signal(|| {
-            let mut s = self.subscriber.lock().unwrap_or_else(|e| e.into_inner());
-            self.v.trigger_request(&mut s);
+            if let Some(sub) = self.subscriber.upgrade() {
+                let mut s = sub.lock().unwrap_or_else(|e| e.into_inner());
+                self.v.trigger_request(&mut s);
+            }
         });
     }
 
@@ -148,11 +151,12 @@ fn run<V: SubscriberBlackboxVerification>(
     body: impl FnOnce(&Stage<'_, V>) -> TestResult,
 ) -> TestResult {
     let subscriber = Arc::new(Mutex::new(v.create_subscriber()));
+    let weak = Arc::downgrade(&subscriber);
     let publisher = ManualPublisher::new(env, mode);
-    publisher.subscribe(Box::new(SharedSubscriber(subscriber.clone())));
+    publisher.subscribe(Box::new(SharedSubscriber(subscriber)));
     let stage = Stage {
         v,
-        subscriber,
+        subscriber: weak,
         publisher,
         next: AtomicU64::new(0),
     };
