@@ -1,6 +1,6 @@
 //! # The Reactive Streams verification kit (TCK) for Rust
 //!
-//! Proves a `Publisher` (later also a `Subscriber` and a `Processor`) interoperable: the JVM
+//! Proves a `Publisher`, a `Subscriber` or a `Processor` interoperable: the JVM
 //! TCK's tests, under the JVM's names in snake case, plus real checks for rules the JVM leaves
 //! untested wherever Rust makes them observable.
 //!
@@ -48,6 +48,8 @@
 //! | [`outcome`] | passed / failed / skipped / untested, and how a test body stops |
 //! | [`suite`] | test tables (`TestSpec`) bound to an implementation (`Suite`) |
 //! | [`publisher`] | the publisher verification: hooks, the 38 tests, the JVM name table |
+//! | [`subscriber`] | the subscriber whitebox (27) and blackbox (26) verifications, `ManualPublisher`, the whitebox probe and puppet |
+//! | [`processor`] | the identity-processor verification: 38 publisher + 27 whitebox tests through the processor, plus its own 3 |
 //! | [`harness`] | the `cargo test` harness (libtest-mimic) and [`tck_main!`] |
 //! | [`runner`] | parallel execution with progress |
 //! | [`report`] | records, tables, totals, JSON |
@@ -62,10 +64,12 @@ pub mod harness;
 pub mod loom;
 pub mod outcome;
 pub mod probe;
+pub mod processor;
 pub mod publisher;
 pub mod registry;
 pub mod report;
 pub mod runner;
+pub mod subscriber;
 pub mod suite;
 
 /// The README's examples, compiled (and, where they can run, run) as doctests.

@@ -14,12 +14,22 @@
 //!
 //! Every entry uses `source::failed` as its failed publisher. `source::never` is not
 //! registered: it cannot produce `n` elements for any `n`, nor complete.
+//!
+//! Subscribers and processors (module `subscribers`):
+//!
+//! | implementation | verifications | notes |
+//! |---|---|---|
+//! | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)` | subscriber whitebox, blackbox | whitebox through [`ProbeReporting`](crate::subscriber::ProbeReporting); the puppet's `signal_cancel` is the handle's `cancel` |
+//! | `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox | as above |
+//! | `processor::IdentityProcessor` | identity processor | buffer 16, `does_coordinated_emission() = true`, failed publisher: a processor subscribed to `source::failed` |
 
 use rs_api::Error;
 use rs_impl::source::{self, Pull, Pulled};
 
 use crate::publisher::{self, BoxPublisher, PublisherFactory};
 use crate::suite::Suite;
+
+mod subscribers;
 
 /// Every built-in implementation with its verification.
 ///
@@ -28,10 +38,10 @@ use crate::suite::Suite;
 /// ```
 /// let suites = rs_tck::registry::builtins();
 /// assert!(suites.iter().any(|s| s.implementation == "source::range"));
-/// assert!(suites.iter().all(|s| s.tests.len() == 38));
+/// assert!(suites.iter().filter(|s| s.verification == "publisher").all(|s| s.tests.len() == 38));
 /// ```
 pub fn builtins() -> Vec<Suite> {
-    vec![
+    let mut suites = vec![
         publisher::verify(
             "source::range",
             PublisherFactory::new(|n| Box::new(source::range(0..n))).with_failed(failed),
@@ -56,7 +66,9 @@ pub fn builtins() -> Vec<Suite> {
                 .with_max_elements(0)
                 .with_failed(failed),
         ),
-    ]
+    ];
+    suites.extend(subscribers::suites());
+    suites
 }
 
 /// The failed publisher of every built-in entry.

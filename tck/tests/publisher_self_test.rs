@@ -330,7 +330,7 @@ fn the_built_in_publishers_pass() {
     assert!(records.len() >= 5 * 38);
     for r in &records {
         assert_ne!(r.outcome, Outcome::Failed, "{r:#?}");
-        if r.outcome == Outcome::Untested {
+        if r.outcome == Outcome::Untested && r.verification == "publisher" {
             assert!(r.rule == "3.4" || r.rule == "3.5", "{r:#?}");
             assert!(!r.detail.is_empty());
         }

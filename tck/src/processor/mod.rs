@@ -1,0 +1,370 @@
+//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, all 68
+//! tests: the 38 publisher tests and the 27 whitebox subscriber tests re-run through the
+//! processor (rule 4.1), plus the processor's own three.
+//!
+//! Implement [`IdentityProcessorVerification`] and run it with [`verify`]:
+//!
+//! ```
+//! use rs_impl::processor::IdentityProcessor;
+//! use rs_tck::processor::{IdentityProcessorVerification, ProcessorHalves};
+//!
+//! struct Identity;
+//! impl IdentityProcessorVerification for Identity {
+//!     type Item = u64;
+//!     fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<u64> {
+//!         ProcessorHalves::of(IdentityProcessor::new(buffer_size))
+//!     }
+//!     fn create_element(&self, i: u64) -> u64 { i }
+//!     fn does_coordinated_emission(&self) -> bool { true }
+//! }
+//! let suite = rs_tck::processor::verify("identity", Identity);
+//! assert_eq!(suite.tests.len(), 68);
+//! let t = suite.test("must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream");
+//! assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
+//! ```
+//!
+//! # How the processor is tested
+//!
+//! * **As a publisher** (the 38 [publisher tests](crate::publisher)): `create_publisher(n)`
+//!   creates a processor with [`processor_buffer_size`](IdentityProcessorVerification::processor_buffer_size)
+//!   (default 16) and subscribes it to a helper publisher of `n` elements made by
+//!   `create_element`; the failed publisher is
+//!   [`create_failed_publisher`](IdentityProcessorVerification::create_failed_publisher).
+//! * **As a subscriber** (the 27 [whitebox tests](crate::subscriber)): `create_subscriber(probe)`
+//!   creates a processor and subscribes a downstream subscriber to it that reports to the
+//!   probe, and whose puppet forwards `trigger_request`/`signal_cancel` to its downstream
+//!   subscription. The processor's upstream is the TCK's [`ManualPublisher`], which checks
+//!   every call the processor makes upstream. So, as in the JVM TCK, the tests expect a
+//!   processor whose only downstream cancels to cancel its upstream (3.14 lets it). Two tests
+//!   are the processor's own here: 3.15 and 3.16 (untested for a plain subscriber, whose
+//!   subscription is the TCK's) check the processor's downstream subscription: `cancel` and
+//!   `request` (including `request(0)`, which must come back as `on_error`) return normally.
+//! * **Its own three tests**, with a [`ManualPublisher`] upstream and [`ManualSubscriber`]s
+//!   downstream:
+//!
+//! | JVM TCK test | ours | rule | what ours checks |
+//! |---|---|---|---|
+//! | `required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError` | `required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error` | 1.4 | as the JVM: 2 subscribers (skipped if `max_supported_subscribers() < 2`), one element each, then the upstream error must reach both |
+//! | `mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream` | `must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream` | 4.2 | as the JVM (the error reaches a subscriber that never requested), **plus the recovery branch's obligation**: the failed upstream subscription counts as cancelled, so a downstream `request` and `cancel` afterwards must not reach upstream |
+//! | `required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo` | `required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago` | 2.1 | as the JVM, with both `does_coordinated_emission` branches |
+//!
+//! # Rule 4.2's recovery branch
+//!
+//! A processor may recover from an upstream `on_error` instead of forwarding it, but must then
+//! treat that subscription as cancelled. For an *identity* processor there is nothing to
+//! recover to (it would have to invent elements), so the JVM's test requires forwarding; the
+//! one obligation both branches share — no `request` or `cancel` on the failed subscription —
+//! is checked in the same test (and by the [`ManualPublisher`]'s 2.4 check in every test).
+//!
+//! # Each check can fail
+//!
+//! `tck/tests/processor_self_test.rs` runs every check over a broken processor (an
+//! [`IdentityProcessor`](rs_impl::processor::IdentityProcessor) behind interceptors with the
+//! same knobs as the broken publisher and the broken subscriber).
+
+mod own;
+
+use std::fmt;
+use std::sync::Arc;
+
+use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, SubscriptionRef};
+
+use crate::env::Timeouts;
+use crate::probe::ManualSubscriber;
+use crate::publisher::{self, BoxPublisher, PublisherVerification};
+use crate::subscriber::whitebox::{self, SubscriberWhiteboxVerification};
+use crate::subscriber::{ManualPublisher, SubscriberPuppet, WhiteboxSubscriberProbe};
+use crate::suite::{Suite, TestSpec};
+
+/// The verification's name in reports.
+pub const VERIFICATION: &str = "identity_processor";
+
+/// The JVM TCK's default processor buffer size (`TEST_BUFFER_SIZE`).
+pub const DEFAULT_BUFFER_SIZE: usize = 16;
+
+/// The two faces of a processor: the subscriber the upstream is given, and the publisher
+/// downstream subscribers subscribe to.
+pub struct ProcessorHalves<T> {
+    /// The processor as its upstream's subscriber.
+    pub subscriber: BoxSubscriber<T>,
+    /// The processor as a publisher.
+    pub publisher: BoxPublisher<T>,
+}
+
+impl<T> fmt::Debug for ProcessorHalves<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessorHalves").finish_non_exhaustive()
+    }
+}
+
+impl<T> ProcessorHalves<T> {
+    /// The halves of a processor that is a cheap `Clone` handle (one clone each).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let halves = rs_tck::processor::ProcessorHalves::of(
+    ///     rs_impl::processor::IdentityProcessor::<u8>::new(4),
+    /// );
+    /// # let _ = halves;
+    /// ```
+    pub fn of<P>(processor: P) -> Self
+    where
+        P: Subscriber<T> + Publisher<T> + Clone + Send + 'static,
+    {
+        ProcessorHalves {
+            subscriber: Box::new(processor.clone()),
+            publisher: Box::new(processor),
+        }
+    }
+}
+
+/// What a processor implementation provides to be verified (the JVM's
+/// `IdentityProcessorVerification` hooks).
+pub trait IdentityProcessorVerification: Send + Sync + 'static {
+    /// The element type.
+    type Item: Send + Sync + Clone + fmt::Debug + PartialEq + 'static;
+
+    /// A fresh identity processor buffering at most `buffer_size` elements.
+    fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<Self::Item>;
+
+    /// The element with index `element`; may be called from any thread.
+    fn create_element(&self, element: u64) -> Self::Item;
+
+    /// A publisher that calls `on_subscribe` and then `on_error` (for the publisher tests that
+    /// need one); `None` skips them.
+    fn create_failed_publisher(&self) -> Option<BoxPublisher<Self::Item>> {
+        None
+    }
+
+    /// As [`PublisherVerification::max_elements_from_publisher`].
+    fn max_elements_from_publisher(&self) -> u64 {
+        publisher::DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER
+    }
+
+    /// As [`PublisherVerification::bounded_depth_of_on_next_and_request_recursion`].
+    fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
+        1
+    }
+
+    /// As [`PublisherVerification::skip_stochastic_tests`].
+    fn skip_stochastic_tests(&self) -> bool {
+        false
+    }
+
+    /// How many downstream subscribers the processor supports at once; below 2 skips the
+    /// tests that need two.
+    fn max_supported_subscribers(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// Whether the processor emits an element only when every subscriber has demand for it.
+    fn does_coordinated_emission(&self) -> bool {
+        false
+    }
+
+    /// The buffer size of the processors the tests create (default 16, as the JVM).
+    fn processor_buffer_size(&self) -> usize {
+        DEFAULT_BUFFER_SIZE
+    }
+
+    /// The timeouts of every test (default: [`Timeouts::from_env`]).
+    fn timeouts(&self) -> Timeouts {
+        Timeouts::from_env()
+    }
+}
+
+/// The identity-processor verification's 68 tests for `verification`, reported under
+/// `implementation`.
+///
+/// # Examples
+///
+/// See the [module docs](self).
+pub fn verify<V: IdentityProcessorVerification>(
+    implementation: impl Into<String>,
+    verification: V,
+) -> Suite {
+    let implementation = implementation.into();
+    let v = Arc::new(verification);
+    let timeouts = v.timeouts();
+    let p = Suite::new(
+        implementation.clone(),
+        VERIFICATION,
+        AsPublisher(v.clone()),
+        timeouts,
+        publisher::specs::<AsPublisher<V>>(),
+    );
+    let w = Suite::new(
+        implementation.clone(),
+        VERIFICATION,
+        AsWhitebox(v.clone()),
+        timeouts,
+        whitebox_specs::<V>(),
+    );
+    let own = Suite::new(
+        implementation.clone(),
+        VERIFICATION,
+        Own(v),
+        timeouts,
+        own::specs::<V>(),
+    );
+    Suite {
+        implementation,
+        verification: VERIFICATION,
+        tests: [p.tests, w.tests, own.tests].concat(),
+    }
+}
+
+/// The whitebox specs, with 3.15 and 3.16 run on the processor's downstream subscription.
+fn whitebox_specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<AsWhitebox<V>>> {
+    whitebox::specs::<AsWhitebox<V>>()
+        .into_iter()
+        .map(|mut spec| {
+            if spec.rule == "3.15" {
+                spec.run = own::spec315::<V>;
+            } else if spec.rule == "3.16" {
+                spec.run = own::spec316::<V>;
+            }
+            spec
+        })
+        .collect()
+}
+
+/// The processor seen as a publisher (the JVM's `createPublisher`).
+struct AsPublisher<V>(Arc<V>);
+
+impl<V: IdentityProcessorVerification> PublisherVerification for AsPublisher<V> {
+    type Item = V::Item;
+
+    fn create_publisher(&self, elements: u64) -> BoxPublisher<V::Item> {
+        let halves = self
+            .0
+            .create_identity_processor(self.0.processor_buffer_size());
+        let v = self.0.clone();
+        let helper = rs_impl::source::from_fn(move || {
+            let v = v.clone();
+            (0..elements).map(move |i| v.create_element(i))
+        });
+        helper.subscribe(halves.subscriber);
+        halves.publisher
+    }
+
+    fn create_failed_publisher(&self) -> Option<BoxPublisher<V::Item>> {
+        self.0.create_failed_publisher()
+    }
+
+    fn max_elements_from_publisher(&self) -> u64 {
+        self.0.max_elements_from_publisher()
+    }
+
+    fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
+        self.0.bounded_depth_of_on_next_and_request_recursion()
+    }
+
+    fn skip_stochastic_tests(&self) -> bool {
+        self.0.skip_stochastic_tests()
+    }
+}
+
+/// The processor seen as a subscriber (the JVM's `createSubscriber(probe)`).
+pub(crate) struct AsWhitebox<V>(pub(crate) Arc<V>);
+
+impl<V: IdentityProcessorVerification> SubscriberWhiteboxVerification for AsWhitebox<V> {
+    type Item = V::Item;
+
+    fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<V::Item>) -> BoxSubscriber<V::Item> {
+        let halves = self
+            .0
+            .create_identity_processor(self.0.processor_buffer_size());
+        halves.publisher.subscribe(Box::new(Downstream {
+            probe,
+            subscribed: false,
+        }));
+        halves.subscriber
+    }
+
+    fn create_element(&self, element: u64) -> V::Item {
+        self.0.create_element(element)
+    }
+}
+
+/// The downstream subscriber of a processor under the whitebox tests: reports to the probe;
+/// its puppet forwards to the processor's downstream subscription.
+struct Downstream<T> {
+    probe: WhiteboxSubscriberProbe<T>,
+    subscribed: bool,
+}
+
+struct ForwardingPuppet(SubscriptionRef);
+
+impl SubscriberPuppet for ForwardingPuppet {
+    fn trigger_request(&self, elements: u64) {
+        self.0.request(elements);
+    }
+    fn signal_cancel(&self) {
+        self.0.cancel();
+    }
+}
+
+impl<T: Send + fmt::Debug + PartialEq + 'static> Subscriber<T> for Downstream<T> {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if self.subscribed {
+            subscription.cancel(); // the probe must pass the subscriber rules too (2.5)
+            return;
+        }
+        self.subscribed = true;
+        self.probe
+            .register_on_subscribe(ForwardingPuppet(subscription));
+    }
+    fn on_next(&mut self, item: T) {
+        self.probe.register_on_next(item);
+    }
+    fn on_error(&mut self, error: Error) {
+        self.probe.register_on_error(error);
+    }
+    fn on_complete(&mut self) {
+        self.probe.register_on_complete();
+    }
+}
+
+/// The subject of the processor's own tests.
+pub(crate) struct Own<V>(pub(crate) Arc<V>);
+
+/// A processor with the TCK's publisher upstream (the JVM's `TestSetup`).
+pub(crate) struct Setup<V: IdentityProcessorVerification> {
+    pub(crate) upstream: ManualPublisher<V::Item>,
+    pub(crate) processor: BoxPublisher<V::Item>,
+    next: std::sync::atomic::AtomicU64,
+    v: Arc<V>,
+}
+
+impl<V: IdentityProcessorVerification> Setup<V> {
+    pub(crate) fn new(v: &Arc<V>, env: &crate::env::TestEnvironment) -> Self {
+        let halves = v.create_identity_processor(v.processor_buffer_size());
+        let upstream = ManualPublisher::new(env, crate::subscriber::Mode::Manual);
+        upstream.subscribe(halves.subscriber);
+        Setup {
+            upstream,
+            processor: halves.publisher,
+            next: std::sync::atomic::AtomicU64::new(0),
+            v: v.clone(),
+        }
+    }
+
+    pub(crate) fn subscriber(
+        &self,
+        env: &crate::env::TestEnvironment,
+    ) -> crate::outcome::TestResult<ManualSubscriber<V::Item>> {
+        ManualSubscriber::subscribe(env, &*self.processor)
+    }
+
+    /// Waits for upstream demand, sends the next element; returns it.
+    pub(crate) fn send_next(&self, context: &str) -> crate::outcome::TestResult<V::Item> {
+        self.upstream.ensure_demand(1, context)?;
+        let x = self
+            .v
+            .create_element(self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        self.upstream.send_next(x.clone())?;
+        Ok(x)
+    }
+}

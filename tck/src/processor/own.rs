@@ -1,0 +1,228 @@
+//! The processor's own three tests, and its versions of the whitebox 3.15 and 3.16 tests.
+
+use rs_api::Error;
+
+use super::{AsWhitebox, IdentityProcessorVerification, Own, Setup};
+use crate::env::TestEnvironment;
+use crate::outcome::{ensure, Stop, TestResult};
+use crate::subscriber::{same_error, with_async_errors};
+use crate::suite::TestSpec;
+
+const COORDINATION_HINT: &str =
+    "if the processor coordinates requests/emissions when it has several subscribers at once, \
+     override does_coordinated_emission() to return true";
+
+fn test_error() -> Error {
+    Error::msg("rs-tck: test exception")
+}
+
+fn multi<V: IdentityProcessorVerification>(v: &V, needed: u64) -> TestResult {
+    let max = v.max_supported_subscribers();
+    if max < needed {
+        return Err(Stop::skipped(format!(
+            "The Publisher under test only supports {max} subscribers, while this test requires \
+             at least {needed} to run."
+        )));
+    }
+    Ok(())
+}
+
+fn expect_element<T: PartialEq + std::fmt::Debug + Send + 'static>(
+    sub: &crate::probe::ManualSubscriber<T>,
+    expected: &T,
+    context: &str,
+) -> TestResult {
+    let x = sub.next_element(context)?;
+    ensure!(
+        x == *expected,
+        "{context}: expected element {expected:?}, got {x:?}"
+    );
+    Ok(())
+}
+
+pub(super) fn required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error<
+    V: IdentityProcessorVerification,
+>(
+    o: &Own<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    multi(&*o.0, 2)?;
+    let s = Setup::new(&o.0, env);
+    let result = (|| {
+        let sub1 = s.subscriber(env)?;
+        let sub2 = s.subscriber(env)?;
+        if o.0.does_coordinated_emission() {
+            sub1.request(1)?;
+            sub2.request(1)?;
+            let x = s.send_next("rule 1.4: the processor must request from upstream")?;
+            expect_element(&sub1, &x, "rule 1.4: subscriber 1")?;
+            expect_element(&sub2, &x, "rule 1.4: subscriber 2")?;
+            sub1.request(1)?;
+            sub2.request(1)?;
+        } else {
+            sub1.request(1)?;
+            let x = s.send_next(&format!("rule 1.4 ({COORDINATION_HINT})"))?;
+            expect_element(&sub1, &x, &format!("rule 1.4 ({COORDINATION_HINT})"))?;
+            sub2.request(1)?;
+            expect_element(&sub2, &x, "rule 1.4: subscriber 2")?;
+        }
+        let e = test_error();
+        s.upstream.send_error(e.clone());
+        for (i, sub) in [&sub1, &sub2].into_iter().enumerate() {
+            let got = sub.expect_error(&format!(
+                "rule 1.4: the upstream's error must reach subscriber {}",
+                i + 1
+            ))?;
+            ensure!(
+                same_error(&got, &e),
+                "rule 1.4: subscriber {} got on_error({got}), not the upstream's error ({e})",
+                i + 1
+            );
+        }
+        env.verify_no_async_errors_no_delay()
+    })();
+    with_async_errors(env, result)
+}
+
+pub(super) fn must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream<
+    V: IdentityProcessorVerification,
+>(
+    o: &Own<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    let s = Setup::new(&o.0, env);
+    let result = (|| {
+        let sub = s.subscriber(env)?;
+        let e = test_error();
+        s.upstream.send_error(e.clone());
+        let got = sub.expect_error(
+            "rule 4.2: the upstream's on_error must reach the downstream at once, without a \
+             request",
+        )?;
+        ensure!(
+            same_error(&got, &e),
+            "rule 4.2: the downstream got on_error({got}), not the upstream's error ({e})"
+        );
+        // The recovery branch's obligation, shared by both: the failed subscription counts as
+        // cancelled. Downstream activity must not reach it (the upstream flops a request after
+        // on_error as rule 2.4).
+        sub.request(1)?;
+        sub.cancel()?;
+        let late = s.subscriber(env)?;
+        late.request(1)?;
+        late.expect_error("rule 4.2: a subscriber that joins after the error gets it too")?;
+        env.verify_no_async_errors()
+            .map_err(|e| e.context("rule 4.2: after the upstream's on_error"))?;
+        ensure!(
+            !s.upstream.is_cancelled(),
+            "rule 4.2: after the upstream's on_error the processor cancelled that subscription; \
+             it must treat it as cancelled already (recovering or forwarding alike)"
+        );
+        Ok(())
+    })();
+    with_async_errors(env, result)
+}
+
+pub(super) fn required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago<
+    V: IdentityProcessorVerification,
+>(
+    o: &Own<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    multi(&*o.0, 2)?;
+    let s = Setup::new(&o.0, env);
+    let result = (|| {
+        let ctx = "rule 2.1: the processor must request from upstream for demand signalled long \
+                   ago";
+        let sub1 = s.subscriber(env)?;
+        sub1.request(20)?;
+        let x = s.send_next(ctx)?;
+        expect_element(&sub1, &x, ctx)?;
+        let y = s.send_next(ctx)?;
+        expect_element(&sub1, &y, ctx)?;
+        let sub2 = s.subscriber(env)?;
+        // sub1 has 18 pending, sub2 none.
+        if o.0.does_coordinated_emission() {
+            sub2.expect_none("subscriber 2 has not requested yet")?;
+            sub2.request(1)?;
+            let z = s.send_next(ctx)?;
+            expect_element(&sub1, &z, ctx)?;
+            expect_element(&sub2, &z, ctx)?;
+        } else {
+            let z = s.send_next(ctx)?;
+            expect_element(&sub1, &z, &format!("{ctx} ({COORDINATION_HINT})"))?;
+            sub2.expect_none("subscriber 2 has not requested yet")?;
+            sub2.request(1)?;
+            expect_element(&sub2, &z, ctx)?;
+        }
+        s.upstream.send_completion();
+        sub1.expect_completion("subscriber 1 after the upstream completed")?;
+        sub2.expect_completion("subscriber 2 after the upstream completed")?;
+        env.verify_no_async_errors_no_delay()
+    })();
+    with_async_errors(env, result)
+}
+
+/// 3.15 on the processor's downstream subscription: `cancel` returns normally, also when
+/// repeated and from another thread.
+pub(super) fn spec315<V: IdentityProcessorVerification>(
+    w: &AsWhitebox<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    let s = Setup::new(&w.0, env);
+    let result = (|| {
+        let ctx = "rule 3.15: the processor's downstream subscription";
+        let sub = s.subscriber(env)?;
+        sub.request(1)?;
+        let x = s.send_next(ctx)?;
+        expect_element(&sub, &x, ctx)?;
+        sub.cancel().map_err(|e| e.context(ctx))?;
+        sub.cancel().map_err(|e| e.context(ctx))?;
+        let h = sub.handle().clone();
+        std::thread::spawn(move || h.try_cancel())
+            .join()
+            .map_err(|_| Stop::failed(format!("{ctx}: cancel from another thread panicked")))?
+            .map_err(|m| Stop::failed(format!("{ctx}: {m}")))?;
+        env.verify_no_async_errors_no_delay()
+    })();
+    with_async_errors(env, result)
+}
+
+/// 3.16 on the processor's downstream subscription: `request` returns normally for any `n`,
+/// and `request(0)` comes back as `on_error`.
+pub(super) fn spec316<V: IdentityProcessorVerification>(
+    w: &AsWhitebox<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    let s = Setup::new(&w.0, env);
+    let result = (|| {
+        let ctx = "rule 3.16: the processor's downstream subscription";
+        let sub = s.subscriber(env)?;
+        for n in [1, u64::MAX, i64::MAX as u64] {
+            sub.request(n).map_err(|e| e.context(ctx))?;
+        }
+        let x = s.send_next(ctx)?;
+        expect_element(&sub, &x, ctx)?;
+        sub.request(0).map_err(|e| e.context(ctx))?;
+        sub.expect_error(
+            "rule 3.16: request(0) must return normally and report the failure through on_error",
+        )?;
+        env.verify_no_async_errors_no_delay()
+    })();
+    with_async_errors(env, result)
+}
+
+macro_rules! spec {
+    ($name:ident, $jvm:literal, $rule:literal) => {
+        TestSpec::new(stringify!($name), $jvm, $rule, $name::<V>)
+    };
+}
+
+/// The processor's own three tests.
+pub(super) fn specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<Own<V>>> {
+    vec![
+        spec!(required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4"),
+        spec!(must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2"),
+        spec!(required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1"),
+    ]
+}

@@ -1,0 +1,302 @@
+//! Self-tests of the subscriber whitebox and blackbox verifications.
+//!
+//! 1. The built-in subscribers (the runner's registry) and the correct configuration of the
+//!    test subscriber pass every check that can fail.
+//! 2. For **every** check that can fail, at least one deliberately broken subscriber
+//!    (`…_should_fail_by_…`, built from the knobs of `support/broken_subscriber.rs`) makes
+//!    exactly that check fail, with a message naming the rule and the reason.
+//!
+//! | check | broken subscriber (knob): self-test |
+//! |---|---|
+//! | W happy path | never registers with the probe (`no_register`): `w_happy_path_should_fail_by_not_registering_with_the_probe`; never requests (`no_request`): `w_happy_path_should_fail_by_not_requesting` |
+//! | W/B 2.1 | `no_request`: `…_spec201_should_fail_by_not_requesting`; `request_zero`: `…_spec201_should_fail_by_requesting_zero` |
+//! | W/B 2.3 `on_complete` | `request_in_on_complete`: `…_spec203_complete_should_fail_by_requesting_in_on_complete` |
+//! | W/B 2.3 `on_error` | `cancel_in_on_error`: `…_spec203_error_should_fail_by_cancelling_in_on_error` |
+//! | W/B 2.4 | `keep_subscription_after_terminal`: `…_spec204_should_fail_by_requesting_after_the_terminal_signal` |
+//! | W/B 2.5 | `ignore_second_subscription`: `…_spec205_should_fail_by_not_cancelling_the_second_subscription`; B also `request_second_subscription`: `b_spec205_should_fail_by_requesting_from_the_second_subscription` |
+//! | W 2.6 | `lazy_cancel`: `w_spec206_should_fail_by_cancelling_only_at_the_next_signal` |
+//! | W/B 2.7 | `unserialized`: `…_spec207_should_fail_by_overlapping_calls` |
+//! | W 2.8 | `panic_on_next_after_cancel`: `w_spec208_should_fail_by_panicking_on_next_after_cancel` |
+//! | W/B 2.9 ×2 | `panic_on_complete`: `…_spec209_with_request_…`, `…_spec209_without_request_should_fail_by_panicking_in_on_complete` |
+//! | W/B 2.10 ×2 | `panic_on_error`: `…_spec210_with_request_…`, `…_spec210_without_request_should_fail_by_panicking_in_on_error` |
+//! | W/B 2.13 (failing signal) | `panic_on_next`: `…_spec213_should_fail_by_panicking_in_on_next` |
+//! | W/B 3.1 | `requests_after_drop`: `…_spec301_should_fail_by_requesting_from_a_thread_left_behind` |
+//! | W 3.8 | `short_request`: `w_spec308_should_fail_by_requesting_less_than_triggered` |
+//! | W/B 3.10 | `lock_across_request`: `…_spec310_should_fail_by_holding_its_state_across_request` |
+//! | W/B 3.11 | `lock_across_request`: `…_spec311_should_fail_by_holding_its_state_across_request` |
+//! | W 3.14 | `panic_on_drop_without_terminal`: `w_spec314_should_fail_by_panicking_when_dropped_without_a_terminal_signal` |
+//!
+//! The checks that cannot fail (skipped as decided by the types, or untested with a reason)
+//! are listed in `W_CANNOT_FAIL` and `B_CANNOT_FAIL`; `every_check_has_a_should_fail_case`
+//! asserts that every other check has a case.
+// Test code: std types are fine here (the disallowed-types list targets rs-impl).
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+#[path = "support/broken_subscriber.rs"]
+mod broken_subscriber;
+
+use broken_subscriber::{BrokenSubscriber, SubKnobs};
+use rs_tck::outcome::{Outcome, TestOutcome};
+use rs_tck::subscriber::{blackbox, whitebox};
+use rs_tck::suite::Suite;
+
+fn knobs(f: impl FnOnce(&mut SubKnobs)) -> BrokenSubscriber {
+    let mut k = SubKnobs::default();
+    f(&mut k);
+    BrokenSubscriber { knobs: k }
+}
+
+fn check_case(suite: Suite, check: &str, needles: &[&str]) {
+    let test = suite
+        .test(check)
+        .unwrap_or_else(|| panic!("no check named {check}"));
+    let o = test.run();
+    eprintln!("{check}: {:?}: {}", o.outcome, o.detail);
+    assert_eq!(o.outcome, Outcome::Failed, "{check} should fail: {o:?}");
+    for n in needles {
+        assert!(
+            o.detail.contains(n),
+            "{check}: the detail should mention {n:?}: {}",
+            o.detail
+        );
+    }
+}
+
+macro_rules! should_fail {
+    ($cases:ident, $verify:path; $( $case:ident : $check:ident, $subject:expr, [$($needle:literal),* $(,)?] ;)*) => {
+        $(
+            #[test]
+            fn $case() {
+                check_case($verify("broken", $subject), stringify!($check), &[$($needle),*]);
+            }
+        )*
+        /// (self-test name, check name) of every should-fail case.
+        const $cases: &[(&str, &str)] = &[$((stringify!($case), stringify!($check))),*];
+    };
+}
+
+should_fail! { W_CASES, whitebox::verify;
+    w_happy_path_should_fail_by_not_registering_with_the_probe:
+        required_exercise_whitebox_happy_path, knobs(|k| k.no_register = true),
+        ["register_on_subscribe"];
+    w_happy_path_should_fail_by_not_requesting:
+        required_exercise_whitebox_happy_path, knobs(|k| k.no_request = true),
+        ["happy path", "outstanding demand"];
+    w_spec201_should_fail_by_not_requesting:
+        required_spec201_must_signal_demand_via_subscription_request, knobs(|k| k.no_request = true),
+        ["rule 2.1", "outstanding demand is 0"];
+    w_spec201_should_fail_by_requesting_zero:
+        required_spec201_must_signal_demand_via_subscription_request, knobs(|k| k.request_zero = true),
+        ["rule 2.1", "request(0)"];
+    w_spec203_complete_should_fail_by_requesting_in_on_complete:
+        required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_complete, knobs(|k| k.request_in_on_complete = true),
+        ["rule 2.3", "request(1) from inside on_complete"];
+    w_spec203_error_should_fail_by_cancelling_in_on_error:
+        required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_error, knobs(|k| k.cancel_in_on_error = true),
+        ["rule 2.3", "cancel() from inside"];
+    w_spec204_should_fail_by_requesting_after_the_terminal_signal:
+        untested_spec204_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, knobs(|k| k.keep_subscription_after_terminal = true),
+        ["rule 2.4", "request(1) after on_complete"];
+    w_spec205_should_fail_by_not_cancelling_the_second_subscription:
+        required_spec205_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, knobs(|k| k.ignore_second_subscription = true),
+        ["rule 2.5", "cancel a second one"];
+    w_spec206_should_fail_by_cancelling_only_at_the_next_signal:
+        untested_spec206_must_call_subscription_cancel_if_it_is_no_longer_valid, knobs(|k| k.lazy_cancel = true),
+        ["rule 2.6", "without waiting for a further signal"];
+    w_spec207_should_fail_by_overlapping_calls:
+        untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, knobs(|k| k.unserialized = true),
+        ["rule 2.7", "overlapped"];
+    w_spec208_should_fail_by_panicking_on_next_after_cancel:
+        required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, knobs(|k| k.panic_on_next_after_cancel = true),
+        ["rule 2.8", "on_next panicked"];
+    w_spec209_with_request_should_fail_by_panicking_in_on_complete:
+        required_spec209_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, knobs(|k| k.panic_on_complete = true),
+        ["rule 2.9", "on_complete panicked"];
+    w_spec209_without_request_should_fail_by_panicking_in_on_complete:
+        required_spec209_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, knobs(|k| k.panic_on_complete = true),
+        ["rule 2.9", "on_complete panicked"];
+    w_spec210_with_request_should_fail_by_panicking_in_on_error:
+        required_spec210_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, knobs(|k| k.panic_on_error = true),
+        ["rule 2.10", "on_error panicked"];
+    w_spec210_without_request_should_fail_by_panicking_in_on_error:
+        required_spec210_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, knobs(|k| k.panic_on_error = true),
+        ["rule 2.10", "on_error panicked"];
+    w_spec213_should_fail_by_panicking_in_on_next:
+        untested_spec213_failing_on_signal_invocation, knobs(|k| k.panic_on_next = true),
+        ["rule 2.13", "on_next panicked"];
+    w_spec301_should_fail_by_requesting_from_a_thread_left_behind:
+        untested_spec301_must_not_be_called_outside_subscriber_context, knobs(|k| k.requests_after_drop = true),
+        ["rule 3.1", "after the publisher dropped the subscriber"];
+    w_spec308_should_fail_by_requesting_less_than_triggered:
+        required_spec308_request_must_register_given_number_elements_to_be_produced, knobs(|k| k.short_request = true),
+        ["rule 3.8", "the second element", "outstanding demand is 0"];
+    w_spec310_should_fail_by_holding_its_state_across_request:
+        untested_spec310_request_may_synchronously_call_on_next_on_subscriber, knobs(|k| k.lock_across_request = true),
+        ["rule 3.10", "on_next panicked"];
+    w_spec311_should_fail_by_holding_its_state_across_request:
+        untested_spec311_request_may_synchronously_call_on_complete_or_on_error, knobs(|k| k.lock_across_request = true),
+        ["rule 3.11", "panicked"];
+    w_spec314_should_fail_by_panicking_when_dropped_without_a_terminal_signal:
+        untested_spec314_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, knobs(|k| k.panic_on_drop_without_terminal = true),
+        ["3.14", "dropping the subscriber without a terminal signal", "panicked"];
+}
+
+should_fail! { B_CASES, blackbox::verify;
+    b_spec201_should_fail_by_not_requesting:
+        required_spec201_blackbox_must_signal_demand_via_subscription_request, knobs(|k| k.no_request = true),
+        ["rule 2.1", "outstanding demand is 0"];
+    b_spec201_should_fail_by_requesting_zero:
+        required_spec201_blackbox_must_signal_demand_via_subscription_request, knobs(|k| k.request_zero = true),
+        ["rule 2.1", "request(0)"];
+    b_spec203_complete_should_fail_by_requesting_in_on_complete:
+        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_complete, knobs(|k| k.request_in_on_complete = true),
+        ["rule 2.3", "request(1) from inside on_complete"];
+    b_spec203_error_should_fail_by_cancelling_in_on_error:
+        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_error, knobs(|k| k.cancel_in_on_error = true),
+        ["rule 2.3", "cancel() from inside"];
+    b_spec204_should_fail_by_requesting_after_the_terminal_signal:
+        untested_spec204_blackbox_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, knobs(|k| k.keep_subscription_after_terminal = true),
+        ["rule 2.4", "request(1) after on_complete"];
+    b_spec205_should_fail_by_not_cancelling_the_second_subscription:
+        required_spec205_blackbox_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, knobs(|k| k.ignore_second_subscription = true),
+        ["rule 2.5", "cancel a second one"];
+    b_spec205_should_fail_by_requesting_from_the_second_subscription:
+        required_spec205_blackbox_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, knobs(|k| k.request_second_subscription = true),
+        ["rule 2.5", "requested from the second subscription"];
+    b_spec207_should_fail_by_overlapping_calls:
+        untested_spec207_blackbox_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, knobs(|k| k.unserialized = true),
+        ["rule 2.7", "overlapped"];
+    b_spec209_with_request_should_fail_by_panicking_in_on_complete:
+        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, knobs(|k| k.panic_on_complete = true),
+        ["rule 2.9", "on_complete panicked"];
+    b_spec209_without_request_should_fail_by_panicking_in_on_complete:
+        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, knobs(|k| k.panic_on_complete = true),
+        ["rule 2.9", "on_complete panicked"];
+    b_spec210_with_request_should_fail_by_panicking_in_on_error:
+        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, knobs(|k| k.panic_on_error = true),
+        ["rule 2.10", "on_error panicked"];
+    b_spec210_without_request_should_fail_by_panicking_in_on_error:
+        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, knobs(|k| k.panic_on_error = true),
+        ["rule 2.10", "on_error panicked"];
+    b_spec213_should_fail_by_panicking_in_on_next:
+        untested_spec213_blackbox_failing_on_signal_invocation, knobs(|k| k.panic_on_next = true),
+        ["rule 2.13", "on_next panicked"];
+    b_spec301_should_fail_by_requesting_from_a_thread_left_behind:
+        untested_spec301_blackbox_must_not_be_called_outside_subscriber_context, knobs(|k| k.requests_after_drop = true),
+        ["rule 3.1", "after the publisher dropped the subscriber"];
+    b_spec310_should_fail_by_holding_its_state_across_request:
+        untested_spec310_blackbox_request_may_synchronously_call_on_next_on_subscriber, knobs(|k| k.lock_across_request = true),
+        ["rule 3.10", "on_next panicked"];
+    b_spec311_should_fail_by_holding_its_state_across_request:
+        untested_spec311_blackbox_request_may_synchronously_call_on_complete_or_on_error, knobs(|k| k.lock_across_request = true),
+        ["rule 3.11", "panicked"];
+}
+
+/// The whitebox checks no subscriber can fail: decided by the types, or untested.
+const W_CANNOT_FAIL: &[&str] = &[
+    "untested_spec202_should_asynchronously_dispatch",
+    "untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events",
+    "untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation",
+    "required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null",
+    "required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null",
+    "required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null",
+    "untested_spec315_cancel_must_not_throw_exception_and_must_signal_on_error",
+    "untested_spec316_request_must_not_throw_exception_and_must_on_error_the_subscriber",
+];
+
+/// The blackbox checks no subscriber can fail: decided by the types, or untested.
+const B_CANNOT_FAIL: &[&str] = &[
+    "untested_spec202_blackbox_should_asynchronously_dispatch",
+    "untested_spec206_blackbox_must_call_subscription_cancel_if_it_is_no_longer_valid",
+    "untested_spec208_blackbox_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel",
+    "untested_spec211_blackbox_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events",
+    "untested_spec212_blackbox_must_not_call_on_subscribe_more_than_once_based_on_object_equality",
+    "required_spec213_blackbox_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null",
+    "required_spec213_blackbox_on_next_must_throw_null_pointer_exception_when_parameters_are_null",
+    "required_spec213_blackbox_on_error_must_throw_null_pointer_exception_when_parameters_are_null",
+    "untested_spec308_blackbox_request_must_register_given_number_elements_to_be_produced",
+    "untested_spec314_blackbox_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists",
+    "untested_spec315_blackbox_cancel_must_not_throw_exception_and_must_signal_on_error",
+    "untested_spec316_blackbox_request_must_not_throw_exception_and_must_on_error_the_subscriber",
+];
+
+fn coverage(names: &[&str], cases: &[(&str, &str)], cannot_fail: &[&str]) {
+    for name in names {
+        let covered = cases.iter().any(|(_, check)| check == name);
+        assert!(
+            covered || cannot_fail.contains(name),
+            "no should-fail case for {name}"
+        );
+        assert!(
+            !(covered && cannot_fail.contains(name)),
+            "{name} is listed as unable to fail"
+        );
+    }
+    assert!(cases
+        .iter()
+        .all(|(case, _)| case.contains("_should_fail_by_")));
+}
+
+#[test]
+fn every_check_has_a_should_fail_case() {
+    let w: Vec<&str> = whitebox::specs::<BrokenSubscriber>()
+        .iter()
+        .map(|s| s.name)
+        .collect();
+    let b: Vec<&str> = blackbox::specs::<BrokenSubscriber>()
+        .iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!((w.len(), b.len()), (27, 26));
+    coverage(&w, W_CASES, W_CANNOT_FAIL);
+    coverage(&b, B_CASES, B_CANNOT_FAIL);
+    assert_eq!(w.len() - W_CANNOT_FAIL.len(), 19);
+    assert_eq!(b.len() - B_CANNOT_FAIL.len(), 14);
+}
+
+/// Runs every test of `suite` and returns the names of the ones that did not pass.
+fn not_passed(suite: &Suite) -> Vec<(String, TestOutcome)> {
+    suite
+        .tests
+        .iter()
+        .map(|t| (t.name.to_owned(), t.run()))
+        .filter(|(_, o)| o.outcome != Outcome::Passed)
+        .collect()
+}
+
+#[test]
+fn the_test_subscriber_without_knobs_passes_every_check() {
+    let others = not_passed(&whitebox::verify("correct", BrokenSubscriber::default()));
+    let names: Vec<&str> = others.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, W_CANNOT_FAIL, "{others:#?}");
+    assert!(others.iter().all(|(_, o)| !o.detail.is_empty()));
+    let others = not_passed(&blackbox::verify("correct", BrokenSubscriber::default()));
+    let names: Vec<&str> = others.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, B_CANNOT_FAIL, "{others:#?}");
+    assert!(others.iter().all(|(_, o)| !o.detail.is_empty()));
+}
+
+#[test]
+fn the_built_in_subscribers_and_processors_pass() {
+    let suites: Vec<Suite> = rs_tck::registry::builtins()
+        .into_iter()
+        .filter(|s| s.verification != "publisher")
+        .collect();
+    let records = rs_tck::runner::run(
+        &suites,
+        &rs_tck::runner::RunOptions {
+            threads: 8,
+            progress: false,
+        },
+    );
+    let count = |v: &str| records.iter().filter(|r| r.verification == v).count();
+    assert_eq!(count("subscriber_whitebox"), 4 * 27);
+    assert_eq!(count("subscriber_blackbox"), 4 * 26);
+    assert_eq!(count("identity_processor"), 68);
+    for r in &records {
+        assert_ne!(r.outcome, rs_tck::outcome::Outcome::Failed, "{r:#?}");
+        if matches!(r.outcome, Outcome::Skipped | Outcome::Untested) {
+            assert!(!r.detail.is_empty(), "{r:#?}");
+        }
+    }
+}

@@ -1,0 +1,595 @@
+//! A configurable test processor: `rs_impl`'s `IdentityProcessor` behind two interceptors,
+//! correct with every knob off, broken in exactly the ways its knobs say.
+//!
+//! * Downstream (the processor as a publisher) the knobs are the broken publisher's
+//!   ([`Knobs`]), applied to each downstream subscriber and its subscription.
+//! * Upstream (the processor as a subscriber) the knobs are the broken subscriber's
+//!   ([`SubKnobs`]), applied to the processor's upstream signals and its calls upstream.
+//! * [`ProcKnobs`] break the processor's own rules.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rs_api::{
+    BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
+    UNBOUNDED,
+};
+use rs_impl::processor::IdentityProcessor;
+use rs_tck::processor::{IdentityProcessorVerification, ProcessorHalves};
+use rs_tck::publisher::BoxPublisher;
+
+use super::broken_publisher::{Knobs, TestPublisher};
+use super::broken_subscriber::SubKnobs;
+
+/// The processor's own faults.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ProcKnobs {
+    /// 1.4 (IP): forward an upstream error to the first subscriber only.
+    pub(crate) error_to_first_only: bool,
+    /// 4.2: hold an upstream error until the downstream requests.
+    pub(crate) delay_error_until_request: bool,
+    /// 4.2 (recovery branch): cancel the failed upstream subscription after its error.
+    pub(crate) cancel_upstream_after_error: bool,
+    /// 3.8 (through the processor): drop every second element from upstream.
+    pub(crate) drop_every_second_element: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Processor-wide state of the interceptors.
+struct PShared {
+    pk: ProcKnobs,
+    knobs: Arc<Knobs>,
+    sk: SubKnobs,
+    subscribers: AtomicU64,
+    /// The first upstream subscription (a copy the interceptors may misuse).
+    upstream: Mutex<Option<SubscriptionRef>>,
+    has_upstream: AtomicBool,
+    upstream_terminated: AtomicBool,
+    upstream_cancelled: AtomicBool,
+    cancel_pending: AtomicBool,
+    /// Held across an upstream request by the `lock_across_request` knob.
+    state: Mutex<()>,
+    elements: AtomicU64,
+    /// Downstream states kept alive on purpose (3.13 knob).
+    leaks: Mutex<Vec<Arc<DownState>>>,
+}
+
+impl PShared {
+    fn upstream(&self) -> Option<SubscriptionRef> {
+        lock(&self.upstream).clone()
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Upstream side
+
+/// The processor's view of its upstream subscription.
+struct UpSub {
+    shared: Arc<PShared>,
+    inner: SubscriptionRef,
+    primary: bool,
+}
+
+impl Subscription for UpSub {
+    fn request(&self, n: u64) {
+        let sk = &self.shared.sk;
+        if self.primary && (sk.no_request || sk.lock_across_request) {
+            return;
+        }
+        self.inner.request(if sk.request_zero { 0 } else { n });
+    }
+
+    fn cancel(&self) {
+        if self.primary {
+            self.shared
+                .upstream_cancelled
+                .store(true, Ordering::Release);
+            if self.shared.sk.lazy_cancel {
+                self.shared.cancel_pending.store(true, Ordering::Release);
+                return;
+            }
+        }
+        self.inner.cancel();
+    }
+}
+
+/// The processor as its upstream's subscriber.
+struct BrokenUp {
+    inner: IdentityProcessor<u64>,
+    shared: Arc<PShared>,
+}
+
+impl Subscriber<u64> for BrokenUp {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        let sh = &self.shared;
+        let primary = !sh.has_upstream.swap(true, Ordering::AcqRel);
+        if primary {
+            *lock(&sh.upstream) = Some(s.clone());
+        } else if sh.sk.ignore_second_subscription {
+            return;
+        }
+        self.inner.on_subscribe(Arc::new(UpSub {
+            shared: sh.clone(),
+            inner: s,
+            primary,
+        }));
+    }
+
+    fn on_next(&mut self, item: u64) {
+        let sh = self.shared.clone();
+        let (sk, pk) = (&sh.sk, &sh.pk);
+        if sk.lock_across_request && sh.state.try_lock().is_err() {
+            panic!("on_next re-entered while the state is held across request (test knob)");
+        }
+        if sh.cancel_pending.swap(false, Ordering::AcqRel) {
+            if let Some(up) = sh.upstream() {
+                up.cancel();
+            }
+        }
+        if sk.panic_on_next {
+            panic!("on_next panicked (test knob)");
+        }
+        if sk.panic_on_next_after_cancel && sh.upstream_cancelled.load(Ordering::Acquire) {
+            panic!("on_next after cancel panicked (test knob)");
+        }
+        let i = sh.elements.fetch_add(1, Ordering::AcqRel);
+        if pk.drop_every_second_element && i % 2 == 1 {
+            return;
+        }
+        self.inner.on_next(item);
+    }
+
+    fn on_error(&mut self, error: Error) {
+        let sh = self.shared.clone();
+        sh.upstream_terminated.store(true, Ordering::Release);
+        if sh.sk.cancel_in_on_error {
+            if let Some(up) = sh.upstream() {
+                up.cancel();
+            }
+        }
+        if sh.sk.panic_on_error {
+            panic!("on_error panicked (test knob)");
+        }
+        self.inner.on_error(error);
+        if sh.pk.cancel_upstream_after_error {
+            if let Some(up) = sh.upstream() {
+                // Later, from another thread (not inside on_error, which 2.3 catches).
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(5));
+                    up.cancel();
+                });
+            }
+        }
+    }
+
+    fn on_complete(&mut self) {
+        let sh = self.shared.clone();
+        sh.upstream_terminated.store(true, Ordering::Release);
+        if sh.sk.request_in_on_complete {
+            if let Some(up) = sh.upstream() {
+                up.request(1);
+            }
+        }
+        if sh.sk.panic_on_complete {
+            panic!("on_complete panicked (test knob)");
+        }
+        self.inner.on_complete();
+    }
+}
+
+impl Drop for BrokenUp {
+    fn drop(&mut self) {
+        let sh = &self.shared;
+        if sh.sk.requests_after_drop {
+            if let Some(up) = sh.upstream() {
+                std::thread::spawn(move || {
+                    for _ in 0..5 {
+                        std::thread::sleep(Duration::from_millis(5));
+                        up.request(1);
+                    }
+                });
+            }
+        }
+        if sh.sk.panic_on_drop_without_terminal
+            && !sh.upstream_terminated.load(Ordering::Acquire)
+            && !std::thread::panicking()
+        {
+            panic!("dropped without a terminal signal (test knob)");
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Downstream side
+
+/// One downstream subscriber as the interceptor keeps it.
+struct DownState {
+    shared: Arc<PShared>,
+    index: u64,
+    subscriber: Mutex<Option<BoxSubscriber<u64>>>,
+    zombie: Mutex<Option<BoxSubscriber<u64>>>,
+    inner: Mutex<Option<SubscriptionRef>>,
+    in_signal: AtomicBool,
+    terminated: AtomicBool,
+    cancels: AtomicU32,
+    demand: AtomicU64,
+    held_error: Mutex<Option<Error>>,
+    first: AtomicBool,
+    /// Cancelled while a signal was in progress: drop (or keep) the subscriber after it.
+    cancelled: AtomicBool,
+}
+
+impl DownState {
+    fn knobs(&self) -> &Knobs {
+        &self.shared.knobs
+    }
+
+    fn inner(&self) -> Option<SubscriptionRef> {
+        lock(&self.inner).clone()
+    }
+
+    fn with_subscriber(&self, f: impl FnOnce(&mut BoxSubscriber<u64>)) {
+        let mut g = lock(&self.subscriber);
+        if let Some(s) = g.as_mut() {
+            self.in_signal.store(true, Ordering::Release);
+            f(s);
+            self.in_signal.store(false, Ordering::Release);
+        }
+        if self.cancelled.load(Ordering::Acquire) {
+            let s = g.take();
+            drop(g);
+            self.release(s);
+        }
+    }
+
+    /// Drops the subscriber after cancel, or keeps it (3.13 knobs).
+    fn release(&self, s: Option<BoxSubscriber<u64>>) {
+        let k = self.knobs();
+        if k.keep_subscriber_after_cancel || k.error_on_repeated_cancel {
+            if s.is_some() {
+                *lock(&self.zombie) = s;
+            }
+        } else {
+            drop(s);
+        }
+    }
+
+    /// Ends the downstream subscriber with `f` and drops or keeps it.
+    fn end(&self, f: impl FnOnce(&mut BoxSubscriber<u64>)) {
+        self.terminated.store(true, Ordering::Release);
+        let s = lock(&self.subscriber).take();
+        if let Some(mut s) = s {
+            f(&mut s);
+            let k = self.knobs();
+            if k.keep_subscriber_after_terminal || k.signal_after_terminal {
+                *lock(&self.zombie) = Some(s);
+            }
+        }
+    }
+
+    fn fail(&self, e: Error) {
+        self.end(|s| s.on_error(e));
+        if let Some(i) = self.inner() {
+            i.cancel();
+        }
+    }
+}
+
+struct DownSubscriber(Arc<DownState>);
+
+impl Subscriber<u64> for DownSubscriber {
+    fn on_subscribe(&mut self, sref: SubscriptionRef) {
+        let st = &self.0;
+        *lock(&st.inner) = Some(sref.clone());
+        if !st.knobs().skip_on_subscribe {
+            let handle: SubscriptionRef = Arc::new(DownSubscription(st.clone()));
+            st.with_subscriber(|s| s.on_subscribe(handle));
+        }
+        if st.knobs().emit_before_request {
+            sref.request(1);
+        }
+    }
+
+    fn on_next(&mut self, item: u64) {
+        let st = &self.0;
+        let k = st.knobs();
+        let first = st.first.swap(false, Ordering::AcqRel);
+        if first && k.len_offset < 0 {
+            // Swallowed: ask for a replacement, so the downstream's demand is not lost.
+            if let Some(i) = st.inner() {
+                i.request(1);
+            }
+            return;
+        }
+        let x = if k.per_subscriber_sequence {
+            item + st.index * 1000
+        } else {
+            item
+        };
+        st.with_subscriber(|s| s.on_next(x));
+        if first && k.len_offset > 0 {
+            st.with_subscriber(|s| s.on_next(x));
+        }
+    }
+
+    fn on_error(&mut self, error: Error) {
+        let st = &self.0;
+        let pk = &st.shared.pk;
+        if st.knobs().no_terminal || (pk.error_to_first_only && st.index > 0) {
+            return;
+        }
+        if pk.delay_error_until_request {
+            *lock(&st.held_error) = Some(error);
+            return;
+        }
+        st.end(|s| s.on_error(error));
+    }
+
+    fn on_complete(&mut self) {
+        let st = &self.0;
+        if st.knobs().no_terminal {
+            return;
+        }
+        st.end(|s| s.on_complete());
+    }
+}
+
+struct DownSubscription(Arc<DownState>);
+
+impl Subscription for DownSubscription {
+    fn request(&self, n: u64) {
+        let st = &self.0;
+        let k = st.knobs().clone();
+        let sh = st.shared.clone();
+        if k.panic_in_request {
+            panic!("request panicked (test knob)");
+        }
+        if st.in_signal.load(Ordering::Acquire) {
+            if k.reentrant_request_panics {
+                panic!(
+                    "re-entrant request: the publisher's state is already borrowed (no \
+                     trampoline; test knob)"
+                );
+            }
+            if k.drop_requests_while_draining {
+                return;
+            }
+        }
+        if st.terminated.load(Ordering::Acquire) {
+            if k.signal_after_terminal {
+                if let Some(z) = lock(&st.zombie).as_mut() {
+                    z.on_next(999);
+                }
+            }
+            if sh.sk.keep_subscription_after_terminal {
+                if let Some(up) = sh.upstream() {
+                    up.request(n.max(1));
+                }
+            }
+            return;
+        }
+        if let Some(e) = lock(&st.held_error).take() {
+            st.end(|s| s.on_error(e));
+            return;
+        }
+        if n == 0 {
+            if k.ignore_zero_request {
+                return;
+            }
+            if let Some(m) = k.zero_request_message {
+                st.fail(Error::msg(m));
+                return;
+            }
+        }
+        let r = st
+            .demand
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                Some(if k.panic_on_demand_overflow {
+                    d.checked_add(n).expect("demand overflow (test knob)")
+                } else {
+                    d.saturating_add(n)
+                })
+            });
+        let total = r.map_or(u64::MAX, |d| d.saturating_add(n));
+        if k.error_on_demand_above.is_some_and(|limit| total > limit) {
+            st.fail(Error::msg("demand too large (test knob)"));
+            return;
+        }
+        if sh.sk.unserialized {
+            if let Some(up) = sh.upstream() {
+                up.request(n.max(1)); // straight from the caller's thread
+            }
+        }
+        if sh.sk.lock_across_request {
+            let _g = lock(&sh.state);
+            if let Some(up) = sh.upstream() {
+                up.request(n.max(1)); // a synchronous on_next re-enters: it panics
+            }
+        }
+        if let Some(i) = st.inner() {
+            i.request(if n == 0 {
+                0
+            } else {
+                n.saturating_add(k.extra_elements)
+            });
+        }
+    }
+
+    fn cancel(&self) {
+        let st = &self.0;
+        let k = st.knobs().clone();
+        if st.cancels.fetch_add(1, Ordering::AcqRel) > 0 {
+            if k.panic_on_repeated_cancel {
+                panic!("cancel called twice (test knob)");
+            }
+            if k.error_on_repeated_cancel {
+                if let Some(z) = lock(&st.zombie).as_mut() {
+                    z.on_error(Error::msg("cancelled twice (test knob)"));
+                }
+            }
+            return;
+        }
+        if k.ignore_cancel {
+            return;
+        }
+        if k.complete_on_cancel && !st.in_signal.load(Ordering::Acquire) {
+            st.with_subscriber(|s| s.on_complete());
+        }
+        let inner = st.inner();
+        if k.flush_on_cancel && !st.in_signal.load(Ordering::Acquire) {
+            if let Some(i) = &inner {
+                i.request(UNBOUNDED);
+            }
+        }
+        if k.keep_subscriber_after_cancel || k.error_on_repeated_cancel {
+            lock(&st.shared.leaks).push(st.clone());
+        }
+        st.cancelled.store(true, Ordering::Release);
+        if !st.in_signal.load(Ordering::Acquire) {
+            // Not inside a signal (which holds the subscriber): release it now.
+            if let Ok(mut g) = st.subscriber.try_lock() {
+                let s = g.take();
+                drop(g);
+                st.release(s);
+            }
+        }
+        if let Some(i) = inner {
+            i.cancel();
+        }
+    }
+}
+
+/// The processor as a publisher.
+struct BrokenDown {
+    inner: IdentityProcessor<u64>,
+    shared: Arc<PShared>,
+}
+
+struct Noop;
+impl Subscription for Noop {
+    fn request(&self, _n: u64) {}
+    fn cancel(&self) {}
+}
+
+impl Publisher<u64> for BrokenDown {
+    fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+        let sh = &self.shared;
+        let k = &sh.knobs;
+        if k.panic_in_subscribe {
+            panic!("subscribe panicked (test knob)");
+        }
+        let index = sh.subscribers.fetch_add(1, Ordering::AcqRel);
+        if k.unicast && index > 0 {
+            subscriber.on_subscribe(Arc::new(Noop));
+            subscriber.on_error(
+                SpecViolation::Rejected {
+                    reason: "unicast (test knob)".into(),
+                }
+                .into(),
+            );
+            return;
+        }
+        let st = Arc::new(DownState {
+            shared: sh.clone(),
+            index,
+            subscriber: Mutex::new(Some(subscriber)),
+            zombie: Mutex::new(None),
+            inner: Mutex::new(None),
+            in_signal: AtomicBool::new(false),
+            terminated: AtomicBool::new(false),
+            cancels: AtomicU32::new(0),
+            demand: AtomicU64::new(0),
+            held_error: Mutex::new(None),
+            first: AtomicBool::new(true),
+            cancelled: AtomicBool::new(false),
+        });
+        self.inner.subscribe(Box::new(DownSubscriber(st)));
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+
+/// An identity-processor verification over the broken processor.
+#[derive(Debug, Clone)]
+pub(crate) struct BrokenIdentity {
+    /// Downstream (publisher) knobs.
+    pub(crate) publisher: Knobs,
+    /// Upstream (subscriber) knobs.
+    pub(crate) subscriber: SubKnobs,
+    /// The processor's own knobs.
+    pub(crate) processor: ProcKnobs,
+    /// Knobs of the failed publisher (a broken-publisher `TestPublisher` with `fail`).
+    pub(crate) failed: Option<Knobs>,
+    pub(crate) max_elements: u64,
+    pub(crate) depth: u64,
+    pub(crate) coordinated: bool,
+}
+
+impl Default for BrokenIdentity {
+    fn default() -> Self {
+        BrokenIdentity {
+            publisher: Knobs::default(),
+            subscriber: SubKnobs::default(),
+            processor: ProcKnobs::default(),
+            failed: Some(Knobs::default()),
+            max_elements: rs_tck::publisher::DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER,
+            depth: 1,
+            coordinated: true,
+        }
+    }
+}
+
+impl IdentityProcessorVerification for BrokenIdentity {
+    type Item = u64;
+
+    fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<u64> {
+        let inner = IdentityProcessor::new(buffer_size);
+        let shared = Arc::new(PShared {
+            pk: self.processor.clone(),
+            knobs: Arc::new(self.publisher.clone()),
+            sk: self.subscriber.clone(),
+            subscribers: AtomicU64::new(0),
+            upstream: Mutex::new(None),
+            has_upstream: AtomicBool::new(false),
+            upstream_terminated: AtomicBool::new(false),
+            upstream_cancelled: AtomicBool::new(false),
+            cancel_pending: AtomicBool::new(false),
+            state: Mutex::new(()),
+            elements: AtomicU64::new(0),
+            leaks: Mutex::new(Vec::new()),
+        });
+        ProcessorHalves {
+            subscriber: Box::new(BrokenUp {
+                inner: inner.clone(),
+                shared: shared.clone(),
+            }),
+            publisher: Box::new(BrokenDown { inner, shared }),
+        }
+    }
+
+    fn create_element(&self, element: u64) -> u64 {
+        element
+    }
+
+    fn create_failed_publisher(&self) -> Option<BoxPublisher<u64>> {
+        self.failed.clone().map(|k| {
+            Box::new(TestPublisher::new(0, Knobs { fail: true, ..k })) as BoxPublisher<u64>
+        })
+    }
+
+    fn max_elements_from_publisher(&self) -> u64 {
+        self.max_elements
+    }
+
+    fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
+        self.depth
+    }
+
+    fn does_coordinated_emission(&self) -> bool {
+        self.coordinated
+    }
+}
