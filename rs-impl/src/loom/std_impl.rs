@@ -41,6 +41,12 @@ pub mod sync {
                     /// Subtracts `v` (wrapping), returning the previous value.
                     #[inline]
                     pub fn fetch_sub(&self, v: $int, order: Ordering) -> $int { self.0.fetch_sub(v, order) }
+                    /// Bitwise or with `v`, returning the previous value.
+                    #[inline]
+                    pub fn fetch_or(&self, v: $int, order: Ordering) -> $int { self.0.fetch_or(v, order) }
+                    /// Bitwise and with `v`, returning the previous value.
+                    #[inline]
+                    pub fn fetch_and(&self, v: $int, order: Ordering) -> $int { self.0.fetch_and(v, order) }
                     /// Stores the maximum of the value and `v`, returning the previous value.
                     #[inline]
                     pub fn fetch_max(&self, v: $int, order: Ordering) -> $int { self.0.fetch_max(v, order) }

@@ -8,6 +8,9 @@
 //! * **One subscription** (2.5): a second `on_subscribe` — or one after the end — is cancelled
 //!   at once, and the first subscription is kept.
 //! * **Terminal signals** (2.3, 2.4): the subscription is dropped without being called.
+//! * **Serial calls** (2.7): the subscriber's own requests (made from inside its signals) and
+//!   its handle's `cancel` (from any thread) never overlap on the subscription, and nothing is
+//!   requested after the cancel; no lock is held while calling out.
 //! * **The handle:** each subscriber comes with a handle that waits for the outcome from any
 //!   thread, and can cancel the subscription. If the subscriber is dropped without a terminal
 //!   signal (cancelled, or a panic made the publisher drop it), the outcome is the
@@ -43,6 +46,7 @@ use std::time::Duration;
 
 use rs_api::{Error, Subscriber, SubscriptionRef, UNBOUNDED};
 
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Condvar, Mutex};
 
 /// How a ready-made subscriber requests.
@@ -74,6 +78,8 @@ impl RequestStrategy {
 /// The subscription-handling half shared by the ready-made subscribers.
 struct Upstream {
     subscription: Option<SubscriptionRef>,
+    /// Serialises this subscriber's calls with its handle's `cancel` (rule 2.7).
+    gate: Arc<Gate>,
     /// First request; `UNBOUNDED` for the unbounded strategy.
     initial: u64,
     /// Replenishing batch; 0 when unbounded.
@@ -97,10 +103,11 @@ impl fmt::Debug for Upstream {
 }
 
 impl Upstream {
-    fn new(strategy: RequestStrategy) -> Self {
+    fn new(strategy: RequestStrategy, gate: Arc<Gate>) -> Self {
         let (initial, batch) = strategy.sizes();
         Upstream {
             subscription: None,
+            gate,
             initial,
             batch,
             consumed: 0,
@@ -109,25 +116,20 @@ impl Upstream {
     }
 
     /// 2.5: keeps the first subscription and makes the first request; cancels any other.
-    /// `keep` runs before the first request, for the handle to see the subscription; it
-    /// returns `false` if the handle cancelled already, and then the subscription is cancelled
-    /// at once, without a request.
-    fn on_subscribe(
-        &mut self,
-        subscription: SubscriptionRef,
-        keep: impl FnOnce(&SubscriptionRef) -> bool,
-    ) {
+    /// The handle sees the subscription before the first request; if the handle cancelled
+    /// already, the subscription is cancelled at once, without a request.
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
         if self.subscription.is_some() || self.ended {
             subscription.cancel();
             return;
         }
-        if !keep(&subscription) {
+        if !self.gate.keep(&subscription) {
             self.ended = true;
             subscription.cancel();
             return;
         }
         self.subscription = Some(subscription.clone());
-        subscription.request(self.initial);
+        self.gate.request(&subscription, self.initial);
     }
 
     /// Counts one consumed element and replenishes demand when a batch is used up.
@@ -139,7 +141,7 @@ impl Upstream {
         if self.consumed == self.batch {
             self.consumed = 0;
             if let Some(s) = &self.subscription {
-                s.request(self.batch);
+                self.gate.request(s, self.batch);
             }
         }
     }
@@ -163,17 +165,30 @@ pub struct Cancelled;
 #[error("the outcome was already taken from this handle")]
 pub struct AlreadyTaken;
 
-/// The outcome slot shared between a subscriber and its handle.
-struct Slot<R> {
-    /// The outcome, and whether one was ever set (it can be taken once).
-    outcome: Mutex<(Option<Result<R, Error>>, bool)>,
-    ready: Condvar,
-    /// The subscription, for `cancel` from the handle.
-    subscription: Mutex<Link>,
+/// Serialises the calls made on one subscription by a ready-made subscriber (its requests,
+/// from inside its signals) and by its [`Handle`] (`cancel`, from any thread): rule 2.7.
+///
+/// No lock is held while calling out. The subscriber brackets each call with the `CALLING`
+/// bit; a handle that finds the bit set only records `CANCEL_REQUESTED`, and the subscriber
+/// performs the cancel right after its own call returns. Otherwise the handle claims
+/// `CANCEL_DONE` and cancels itself, and the subscriber makes no call afterwards.
+struct Gate {
+    /// `CALLING | CANCEL_REQUESTED | CANCEL_DONE` bits.
+    state: AtomicUsize,
+    /// The subscription as the handle sees it, and whether the handle cancelled. One lock for
+    /// both, so a cancel racing `on_subscribe` is either seen by `keep` or finds the
+    /// subscription to cancel.
+    link: Mutex<Link>,
 }
 
-/// What the handle knows of the subscription. One lock for both fields, so that a cancel
-/// racing with `on_subscribe` is either seen by `keep` or finds the subscription to cancel.
+/// The subscriber is calling the subscription.
+const CALLING: usize = 1;
+/// The handle asked for a cancel while the subscriber was calling.
+const CANCEL_REQUESTED: usize = 2;
+/// The cancel has been made (or is being made); no call follows.
+const CANCEL_DONE: usize = 4;
+
+/// What the handle knows of the subscription.
 #[derive(Default)]
 struct Link {
     /// The subscription, from `on_subscribe` until the terminal signal or the cancel.
@@ -183,12 +198,92 @@ struct Link {
     cancelled: bool,
 }
 
+impl Gate {
+    fn new() -> Arc<Self> {
+        Arc::new(Gate {
+            state: AtomicUsize::new(0),
+            link: Mutex::new(Link::default()),
+        })
+    }
+
+    /// Keeps `s` for the handle's `cancel`; `false` if the handle cancelled already.
+    fn keep(&self, s: &SubscriptionRef) -> bool {
+        let mut link = self.link.lock();
+        if link.cancelled {
+            return false;
+        }
+        link.subscription = Some(s.clone());
+        true
+    }
+
+    /// The subscriber's `request(n)`, serial with the handle's `cancel`.
+    fn request(&self, s: &SubscriptionRef, n: u64) {
+        let before = self.state.fetch_or(CALLING, Ordering::AcqRel);
+        if before & CANCEL_DONE == 0 {
+            s.request(n);
+        }
+        let before = self.state.fetch_and(!CALLING, Ordering::AcqRel);
+        if before & (CANCEL_REQUESTED | CANCEL_DONE) == CANCEL_REQUESTED {
+            // The handle cancelled during our call and left the cancel to us.
+            self.state.fetch_or(CANCEL_DONE, Ordering::AcqRel);
+            s.cancel();
+        }
+    }
+
+    /// The handle's `cancel`: made now, or by the subscriber right after its current call.
+    fn cancel(&self) {
+        let s = {
+            let mut link = self.link.lock();
+            link.cancelled = true;
+            link.subscription.take()
+        };
+        let Some(s) = s else { return };
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state & CANCEL_DONE != 0 {
+                return;
+            }
+            let (next, mine) = if state & CALLING != 0 {
+                (state | CANCEL_REQUESTED, false)
+            } else {
+                (state | CANCEL_REQUESTED | CANCEL_DONE, true)
+            };
+            match self
+                .state
+                .compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    if mine {
+                        s.cancel();
+                    }
+                    return;
+                }
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// 2.4: forgets the subscription after the terminal signal.
+    fn end(&self) {
+        self.link.lock().subscription.take();
+    }
+}
+
+/// The outcome slot shared between a subscriber and its handle.
+struct Slot<R> {
+    /// The outcome, and whether one was ever set (it can be taken once).
+    outcome: Mutex<(Option<Result<R, Error>>, bool)>,
+    ready: Condvar,
+    /// The calls on the subscription, for the handle's `cancel`.
+    gate: Arc<Gate>,
+}
+
 impl<R> Slot<R> {
     fn new() -> Arc<Self> {
         Arc::new(Slot {
             outcome: Mutex::new((None, false)),
             ready: Condvar::new(),
-            subscription: Mutex::new(Link::default()),
+            gate: Gate::new(),
         })
     }
 
@@ -200,17 +295,7 @@ impl<R> Slot<R> {
             self.ready.notify_all();
         }
         drop(slot);
-        self.subscription.lock().subscription.take();
-    }
-
-    /// Keeps `s` for the handle's `cancel`; `false` if the handle cancelled already.
-    fn keep(&self, s: &SubscriptionRef) -> bool {
-        let mut link = self.subscription.lock();
-        if link.cancelled {
-            return false;
-        }
-        link.subscription = Some(s.clone());
-        true
+        self.gate.end();
     }
 
     fn wait(&self) -> Result<R, Error> {
@@ -253,14 +338,7 @@ impl<R> Slot<R> {
     }
 
     fn cancel(&self) {
-        let s = {
-            let mut link = self.subscription.lock();
-            link.cancelled = true;
-            link.subscription.take()
-        };
-        if let Some(s) = s {
-            s.cancel();
-        }
+        self.gate.cancel();
     }
 }
 
@@ -385,7 +463,7 @@ pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
     let slot = Slot::new();
     (
         Collect {
-            upstream: Upstream::new(strategy),
+            upstream: Upstream::new(strategy, slot.gate.clone()),
             items: Vec::new(),
             slot: slot.clone(),
         },
@@ -395,8 +473,7 @@ pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
 
 impl<T: Send> Subscriber<T> for Collect<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
+        self.upstream.on_subscribe(subscription);
     }
 
     fn on_next(&mut self, item: T) {
@@ -455,7 +532,7 @@ where
     let slot = Slot::new();
     (
         ForEach {
-            upstream: Upstream::new(strategy),
+            upstream: Upstream::new(strategy, slot.gate.clone()),
             f,
             slot: slot.clone(),
         },
@@ -468,8 +545,7 @@ where
     F: FnMut(T) + Send,
 {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        let slot = &self.slot;
-        self.upstream.on_subscribe(subscription, |s| slot.keep(s));
+        self.upstream.on_subscribe(subscription);
     }
 
     fn on_next(&mut self, item: T) {

@@ -265,3 +265,14 @@ impl Subscriber<u64> for BrokenKeepsSecondSubscriber {
     fn on_error(&mut self, _error: Error) {}
     fn on_complete(&mut self) {}
 }
+
+/// BUG: a handle that calls `cancel` on the subscription directly from its own thread, as the
+/// ready-made subscribers' handle once did, so it can overlap the subscriber's own `request`
+/// (rule 2.7).
+pub(crate) struct BrokenDirectCancel(pub(crate) rs_api::SubscriptionRef);
+
+impl crate::calls::Canceller for BrokenDirectCancel {
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+}

@@ -15,6 +15,7 @@
 //! | `drain.rs` | concurrent `request` racing a re-entrant one | 1.3, 3.3, no lost wake-up |
 //! | `cancel.rs` | cancel racing emission, twice, then a request | 1.8, 3.5–3.7, 3.12, 3.13 |
 //! | `terminal.rs` | completion / error racing an in-flight `on_next` | 1.7, 1.6, 3.9 |
+//! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
 #![cfg(rs_loom)]
@@ -22,6 +23,7 @@
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod broken;
+mod calls;
 mod cancel;
 mod demand;
 mod drain;
