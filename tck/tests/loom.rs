@@ -70,6 +70,20 @@ fn collect_subscriber() {
     subscriber_scenarios::<u64, _, _>(|| collect(RequestStrategy::Unbounded).0);
 }
 
+/// The identity processor as a publisher (fed by `range`, buffer 2 so it refills while the
+/// scenarios run) and as a subscriber (racing `on_subscribe` of two upstreams).
+#[test]
+fn identity_processor() {
+    use rs_api::PublisherExt;
+    use rs_impl::processor::IdentityProcessor;
+    publisher_scenarios(|n| {
+        let p = IdentityProcessor::<u64>::new(2);
+        source::range(0u64..n).subscribe_with(p.clone());
+        p
+    });
+    subscriber_scenarios::<u64, _, _>(|| IdentityProcessor::<u64>::new(2));
+}
+
 #[test]
 fn for_each_subscriber() {
     subscriber_scenarios::<u64, _, _>(|| for_each(RequestStrategy::OneByOne, |_: u64| {}).0);
