@@ -54,6 +54,7 @@
 //! | [`runner`] | parallel execution with progress |
 //! | [`report`] | records, tables, totals, JSON |
 //! | [`registry`] | the built-in implementations the runner verifies |
+//! | [`loom`](mod@loom) | the loom mode: the concurrency-rule scenarios under `loom::model`, for your implementation built on `rs_impl::loom` (run with `RUSTFLAGS="--cfg rs_loom"`) |
 #![forbid(unsafe_code)]
 // The TCK itself is ordinary test code: it uses std atomics, locks and threads directly
 // (the workspace's disallowed-types list targets rs-impl's loom facade, not the TCK).
