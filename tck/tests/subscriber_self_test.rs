@@ -15,7 +15,7 @@
 //! | W/B 2.4 | `keep_subscription_after_terminal`: `…_spec204_should_fail_by_requesting_after_the_terminal_signal` |
 //! | W/B 2.5 | `ignore_second_subscription`: `…_spec205_should_fail_by_not_cancelling_the_second_subscription`; B also `request_second_subscription`: `b_spec205_should_fail_by_requesting_from_the_second_subscription` |
 //! | W 2.6 | `lazy_cancel`: `w_spec206_should_fail_by_cancelling_only_at_the_next_signal` |
-//! | W/B 2.7 | `unserialized`: `…_spec207_should_fail_by_overlapping_calls` |
+//! | W/B 2.7 | `unserialized`: `…_spec207_should_fail_by_overlapping_calls`; W also `replenish_unserialized` (its own request from `on_next` racing the puppet's cancel): `w_spec207_should_fail_by_replenishing_unserialized_with_a_cancel` |
 //! | W 2.8 | `panic_on_next_after_cancel`: `w_spec208_should_fail_by_panicking_on_next_after_cancel` |
 //! | W/B 2.9 ×2 | `panic_on_complete`: `…_spec209_with_request_…`, `…_spec209_without_request_should_fail_by_panicking_in_on_complete` |
 //! | W/B 2.10 ×2 | `panic_on_error`: `…_spec210_with_request_…`, `…_spec210_without_request_should_fail_by_panicking_in_on_error` |
@@ -105,6 +105,9 @@ should_fail! { W_CASES, whitebox::verify;
         ["rule 2.6", "without waiting for a further signal"];
     w_spec207_should_fail_by_overlapping_calls:
         untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, knobs(|k| k.unserialized = true),
+        ["rule 2.7", "overlapped"];
+    w_spec207_should_fail_by_replenishing_unserialized_with_a_cancel:
+        untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, knobs(|k| k.replenish_unserialized = true),
         ["rule 2.7", "overlapped"];
     w_spec208_should_fail_by_panicking_on_next_after_cancel:
         required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, knobs(|k| k.panic_on_next_after_cancel = true),

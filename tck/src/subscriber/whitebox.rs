@@ -323,7 +323,10 @@ pub(crate) fn untested_spec207_must_ensure_all_calls_on_its_subscription_take_pl
 ) -> TestResult {
     run(v, env, Mode::Manual, |s| {
         s.publisher.set_linger(env.default_timeout() / 20);
-        let barrier = Arc::new(Barrier::new(2));
+        // Two puppet threads, and this thread delivering elements against the demand, so that
+        // the subscriber's own requests (made from inside `on_next`, as replenishing
+        // subscribers do) race the puppet's `signal_cancel` from another thread.
+        let barrier = Arc::new(Barrier::new(3));
         let (tx, rx) = mpsc::channel::<Result<(), String>>();
         for thread in 0..2 {
             let puppet = s.puppet.clone();
@@ -342,6 +345,24 @@ pub(crate) fn untested_spec207_must_ensure_all_calls_on_its_subscription_take_pl
             });
         }
         drop(tx);
+        barrier.wait();
+        // Deliver up to 8 elements, each only against outstanding demand, until the cancel;
+        // between deliveries, pace by the linger so the puppets' calls get their turn.
+        let mut sent = 0;
+        for _ in 0..200 {
+            if sent == 8 || s.publisher.is_cancelled() {
+                break;
+            }
+            if s.publisher.outstanding() == 0 {
+                std::thread::sleep(env.default_timeout() / 100);
+                continue;
+            }
+            // A cancel racing the delivery is fine (2.8).
+            if s.publisher.send_next(s.element()).is_err() {
+                break;
+            }
+            sent += 1;
+        }
         for _ in 0..2 {
             match rx.recv_timeout(env.default_timeout() * 20) {
                 Ok(Ok(())) => {}

@@ -39,6 +39,9 @@ pub(crate) struct SubKnobs {
     /// 2.7: calls on the subscription are not serialised (the puppet calls straight through;
     /// without a probe, a helper thread requests alongside `on_next`).
     pub(crate) unserialized: bool,
+    /// 2.7: replenishes with `request(1)` from inside `on_next` (whitebox too), without
+    /// serialising that call with the puppet's (the puppet's own calls stay serial).
+    pub(crate) replenish_unserialized: bool,
     /// 2.8: `on_next` after cancel panics.
     pub(crate) panic_on_next_after_cancel: bool,
     /// 2.9: `on_complete` panics.
@@ -277,6 +280,9 @@ impl Subscriber<u64> for TestSubscriber {
         }
         if let Some(p) = &self.probe {
             p.register_on_next(item);
+            if let (Some(s), false, true) = (&s, cancelled, k.replenish_unserialized) {
+                s.request(1);
+            }
         } else if let (Some(s), false, false) =
             (s, cancelled, k.no_request || k.lock_across_request)
         {
