@@ -70,6 +70,7 @@ impl Demand {
     /// assert_eq!(d.request(1), Ok(7));
     /// assert!(d.request(0).is_err());
     /// ```
+    #[inline]
     pub fn request(&self, n: u64) -> Result<u64, SpecViolation> {
         if n == 0 {
             return Err(SpecViolation::NonPositiveRequest);

@@ -196,13 +196,25 @@ impl<S> DrainLoop<S> {
     /// });
     /// assert_eq!(depth, 1);
     /// ```
-    pub fn drain<F>(&self, mut pass: F) -> bool
+    #[inline]
+    pub fn drain<F>(&self, pass: F) -> bool
     where
         F: FnMut(&mut S),
     {
+        // The hot re-entrant case (a request from inside on_next) is this one instruction.
         if self.wip.fetch_add(1, Ordering::AcqRel) != 0 {
             return false;
         }
+        self.drain_as_drainer(pass);
+        true
+    }
+
+    /// The drainer's loop, out of line so that `drain`'s fast path inlines.
+    #[inline(never)]
+    fn drain_as_drainer<F>(&self, mut pass: F)
+    where
+        F: FnMut(&mut S),
+    {
         let mut state = self.state.lock();
         let mut missed = 1;
         loop {
@@ -216,7 +228,6 @@ impl<S> DrainLoop<S> {
             }
         }
         drop(state);
-        true
     }
 
     /// Whether a drainer is active right now (racy: for diagnostics and tests).

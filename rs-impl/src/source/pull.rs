@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
 use crate::demand::Demand;
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::report;
 use crate::serial::DrainLoop;
 
@@ -69,8 +69,7 @@ where
 {
     let sub = Arc::new(PullSubscription {
         demand: Demand::new(),
-        cancelled: AtomicBool::new(false),
-        bad_request: AtomicBool::new(false),
+        flags: AtomicUsize::new(0),
         drain: DrainLoop::new(State {
             subscriber: Some(subscriber),
             source: Some(source),
@@ -81,6 +80,29 @@ where
     });
     let handle: SubscriptionRef = sub.clone();
     sub.run(Some(handle));
+}
+
+/// [`PullSubscription::flags`]: the subscription is over (cancelled or terminated).
+const CANCELLED: usize = 1;
+/// [`PullSubscription::flags`]: `request(0)` was called (rule 3.9).
+const BAD_REQUEST: usize = 2;
+
+/// Why the hot loop stopped.
+enum Stop<T> {
+    /// Cancelled or terminated: drop everything.
+    Cancelled,
+    /// `request(0)`: fail with the 3.9 error.
+    BadRequest,
+    /// An element is ready but there is no demand for it.
+    NoDemand(T),
+    /// The source has nothing now.
+    Pending,
+    /// The source ended.
+    Complete,
+    /// The source failed.
+    Failed(Error),
+    /// The subscriber panicked in `on_next`.
+    Panicked(Box<dyn std::any::Any + Send>),
 }
 
 /// The drainer-only state of one subscription.
@@ -110,11 +132,11 @@ impl<T, P> State<T, P> {
 struct PullSubscription<T, P> {
     /// Cumulative demand (3.8, 3.17).
     demand: Demand,
-    /// Set by cancel (3.5–3.7), by the terminal signal (1.6) and by a panicking subscriber
-    /// (2.13); once set, `request` and `cancel` are no-ops.
-    cancelled: AtomicBool,
-    /// Set by `request(0)` (3.9); the drainer answers with `on_error`.
-    bad_request: AtomicBool,
+    /// [`CANCELLED`] — set by cancel (3.5–3.7), by the terminal signal (1.6) and by a panicking
+    /// subscriber (2.13); once set, `request` and `cancel` are no-ops — and [`BAD_REQUEST`],
+    /// set by `request(0)` (3.9), which the drainer answers with `on_error`. One word, so the
+    /// hot loop reads one atomic per element.
+    flags: AtomicUsize,
     /// The serial drain loop and the drainer-only state.
     drain: DrainLoop<State<T, P>>,
 }
@@ -141,53 +163,68 @@ where
                 return;
             }
         }
+        match self.emit(st) {
+            Stop::Cancelled => st.finish(),
+            Stop::BadRequest => self.terminate(st, Some(SpecViolation::NonPositiveRequest.into())),
+            // 1.1: no demand; keep the element for the next request.
+            Stop::NoDemand(item) => st.lookahead = Some(Pulled::Next(item)),
+            Stop::Pending => {}
+            Stop::Complete => self.terminate(st, None),
+            Stop::Failed(e) => self.terminate(st, Some(e)),
+            Stop::Panicked(payload) => self.subscriber_panicked(st, "on_next", payload),
+        }
+    }
+
+    /// The hot loop: emits while there is demand and nothing else to do. One atomic load per
+    /// element (the flags); demand is re-read only when the local count reaches the last total
+    /// seen. Returns why it stopped; the caller does the rest.
+    fn emit(&self, st: &mut State<T, P>) -> Stop<T> {
+        let State {
+            subscriber,
+            source,
+            lookahead,
+            emitted,
+            limit,
+        } = st;
+        let (Some(subscriber), Some(source)) = (subscriber.as_mut(), source.as_mut()) else {
+            return Stop::Cancelled;
+        };
+        let mut next = lookahead.take();
         loop {
-            if self.cancelled.load(Ordering::Acquire) {
-                st.finish();
-                return;
+            let flags = self.flags.load(Ordering::Acquire);
+            if flags != 0 {
+                return if flags & CANCELLED != 0 {
+                    Stop::Cancelled
+                } else {
+                    Stop::BadRequest
+                };
             }
-            if self.bad_request.load(Ordering::Acquire) {
-                self.terminate(st, Some(SpecViolation::NonPositiveRequest.into()));
-                return;
-            }
-            let step = match st.lookahead.take() {
+            let step = match next.take() {
                 Some(step) => step,
-                None => pull_guarded(st.source.as_mut().expect("source present while active")),
+                None => pull_guarded(source),
             };
-            match step {
-                Pulled::Pending => return,
-                Pulled::Complete => {
-                    self.terminate(st, None);
-                    return;
+            let item = match step {
+                Pulled::Next(item) => item,
+                Pulled::Pending => return Stop::Pending,
+                Pulled::Complete => return Stop::Complete,
+                Pulled::Error(e) => return Stop::Failed(e),
+            };
+            if *emitted == *limit {
+                *limit = self.demand.total();
+                if *emitted == *limit && *limit != UNBOUNDED {
+                    return Stop::NoDemand(item);
                 }
-                Pulled::Error(e) => {
-                    self.terminate(st, Some(e));
-                    return;
-                }
-                Pulled::Next(item) => {
-                    if st.emitted == st.limit {
-                        st.limit = self.demand.total();
-                        if st.emitted == st.limit && st.limit != UNBOUNDED {
-                            // 1.1: no demand; keep the element for the next request.
-                            st.lookahead = Some(Pulled::Next(item));
-                            return;
-                        }
-                    }
-                    st.emitted += 1;
-                    let subscriber = st.subscriber.as_mut().expect("active");
-                    let ok = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item)));
-                    if let Err(payload) = ok {
-                        self.subscriber_panicked(st, "on_next", payload);
-                        return;
-                    }
-                }
+            }
+            *emitted += 1;
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item))) {
+                return Stop::Panicked(payload);
             }
         }
     }
 
     /// Delivers the terminal signal (`on_error` if `error` is set) and ends the subscription.
     fn terminate(&self, st: &mut State<T, P>, error: Option<Error>) {
-        self.cancelled.store(true, Ordering::Release);
+        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         let mut subscriber = st.subscriber.take().expect("active");
         st.finish();
         let (signal, ok) = match error {
@@ -213,7 +250,7 @@ where
         signal: &'static str,
         payload: Box<dyn std::any::Any + Send>,
     ) {
-        self.cancelled.store(true, Ordering::Release);
+        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         st.finish();
         report::subscriber_panicked(signal, payload);
     }
@@ -236,17 +273,17 @@ where
     P: Pull<T>,
 {
     fn request(&self, n: u64) {
-        if self.cancelled.load(Ordering::Acquire) {
+        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
             return; // 3.6
         }
         if self.demand.request(n).is_err() {
-            self.bad_request.store(true, Ordering::Release);
+            self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
         }
         self.run(None);
     }
 
     fn cancel(&self) {
-        if self.cancelled.swap(true, Ordering::AcqRel) {
+        if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
             return; // 3.7
         }
         self.run(None);
