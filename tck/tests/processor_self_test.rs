@@ -21,6 +21,8 @@ mod support {
     #[allow(dead_code)]
     #[path = "broken_subscriber.rs"]
     pub(crate) mod broken_subscriber;
+    #[path = "expect.rs"]
+    pub(crate) mod expect;
 }
 
 use rs_tck::outcome::{Outcome, TestOutcome};
@@ -29,6 +31,7 @@ use rs_tck::suite::Suite;
 use support::broken_processor::{BrokenIdentity, ProcKnobs};
 use support::broken_publisher::Knobs;
 use support::broken_subscriber::SubKnobs;
+use support::expect::{assert_case, Expect};
 
 fn pubk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     let mut k = Knobs::default();
@@ -66,41 +69,8 @@ fn failedk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Expect {
-    Fail,
-    Unmet,
-}
-
 fn check_case(check: &str, expect: Expect, v: BrokenIdentity, needles: &[&str]) {
-    let suite = processor::verify("broken", v);
-    let o = suite
-        .test(check)
-        .unwrap_or_else(|| panic!("no check named {check}"))
-        .run();
-    eprintln!("{check}: {:?}: {}", o.outcome, o.detail);
-    match expect {
-        Expect::Fail => assert_eq!(o.outcome, Outcome::Failed, "{check} should fail: {o:?}"),
-        Expect::Unmet => {
-            assert_eq!(
-                o.outcome,
-                Outcome::Skipped,
-                "{check} should be unmet: {o:?}"
-            );
-            assert!(
-                o.detail
-                    .contains("does NOT implement this OPTIONAL requirement"),
-                "{o:?}"
-            );
-        }
-    }
-    for n in needles {
-        assert!(
-            o.detail.contains(n),
-            "{check}: the detail should mention {n:?}: {}",
-            o.detail
-        );
-    }
+    assert_case(&processor::verify("broken", v), check, expect, needles);
 }
 
 macro_rules! should_fail {

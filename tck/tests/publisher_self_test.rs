@@ -19,15 +19,7 @@ use rs_tck::outcome::{Outcome, TestOutcome};
 use rs_tck::publisher::{self, PublisherVerification};
 use rs_tck::suite::Kind;
 use support::broken_publisher::{Broken, Knobs};
-
-/// How a broken publisher must show up in a check's outcome.
-#[derive(Debug, Clone, Copy)]
-enum Expect {
-    /// The check fails.
-    Fail,
-    /// An optional check: skipped as an unmet optional requirement.
-    Unmet,
-}
+use support::expect::{assert_case, Expect};
 
 fn run_check(v: Broken, check: &str) -> TestOutcome {
     let suite = publisher::verify("broken", v);
@@ -38,30 +30,7 @@ fn run_check(v: Broken, check: &str) -> TestOutcome {
 }
 
 fn check_case(check: &str, expect: Expect, v: Broken, needles: &[&str]) {
-    let o = run_check(v, check);
-    eprintln!("{check}: {:?}: {}", o.outcome, o.detail);
-    match expect {
-        Expect::Fail => assert_eq!(o.outcome, Outcome::Failed, "{check} should fail: {o:?}"),
-        Expect::Unmet => {
-            assert_eq!(
-                o.outcome,
-                Outcome::Skipped,
-                "{check} should be unmet: {o:?}"
-            );
-            assert!(
-                o.detail
-                    .contains("does NOT implement this OPTIONAL requirement"),
-                "{check}: {o:?}"
-            );
-        }
-    }
-    for n in needles {
-        assert!(
-            o.detail.contains(n),
-            "{check}: the detail should mention {n:?}: {}",
-            o.detail
-        );
-    }
+    assert_case(&publisher::verify("broken", v), check, expect, needles);
 }
 
 fn knobs(f: impl FnOnce(&mut Knobs)) -> Knobs {

@@ -34,8 +34,13 @@
 
 #[path = "support/broken_subscriber.rs"]
 mod broken_subscriber;
+// Subscriber checks are all required: only `Expect::Fail` is used here.
+#[allow(dead_code)]
+#[path = "support/expect.rs"]
+mod expect;
 
 use broken_subscriber::{BrokenSubscriber, SubKnobs};
+use expect::{assert_case, Expect};
 use rs_tck::outcome::{Outcome, TestOutcome};
 use rs_tck::subscriber::{blackbox, whitebox};
 use rs_tck::suite::Suite;
@@ -47,19 +52,7 @@ fn knobs(f: impl FnOnce(&mut SubKnobs)) -> BrokenSubscriber {
 }
 
 fn check_case(suite: Suite, check: &str, needles: &[&str]) {
-    let test = suite
-        .test(check)
-        .unwrap_or_else(|| panic!("no check named {check}"));
-    let o = test.run();
-    eprintln!("{check}: {:?}: {}", o.outcome, o.detail);
-    assert_eq!(o.outcome, Outcome::Failed, "{check} should fail: {o:?}");
-    for n in needles {
-        assert!(
-            o.detail.contains(n),
-            "{check}: the detail should mention {n:?}: {}",
-            o.detail
-        );
-    }
+    assert_case(&suite, check, Expect::Fail, needles);
 }
 
 macro_rules! should_fail {

@@ -2,3 +2,4 @@
 //! configurable knobs.
 
 pub(crate) mod broken_publisher;
+pub(crate) mod expect;
