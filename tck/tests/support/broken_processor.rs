@@ -12,8 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rs_api::{
-    BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
-    UNBOUNDED,
+    BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef, UNBOUNDED,
 };
 use rs_impl::processor::IdentityProcessor;
 use rs_tck::processor::{IdentityProcessorVerification, ProcessorHalves};
@@ -469,14 +468,8 @@ struct BrokenDown {
     shared: Arc<PShared>,
 }
 
-struct Noop;
-impl Subscription for Noop {
-    fn request(&self, _n: u64) {}
-    fn cancel(&self) {}
-}
-
 impl Publisher<u64> for BrokenDown {
-    fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+    fn subscribe(&self, subscriber: BoxSubscriber<u64>) {
         let sh = &self.shared;
         let k = &sh.knobs;
         if k.panic_in_subscribe {
@@ -484,13 +477,7 @@ impl Publisher<u64> for BrokenDown {
         }
         let index = sh.subscribers.fetch_add(1, Ordering::AcqRel);
         if k.unicast && index > 0 {
-            subscriber.on_subscribe(Arc::new(Noop));
-            subscriber.on_error(
-                SpecViolation::Rejected {
-                    reason: "unicast (test knob)".into(),
-                }
-                .into(),
-            );
+            super::broken_publisher::reject_as_unicast(subscriber);
             return;
         }
         let st = Arc::new(DownState {

@@ -91,6 +91,18 @@ impl Subscription for Noop {
     fn cancel(&self) {}
 }
 
+/// The `unicast` knob: refuses a subscriber correctly (rule 1.9: `on_subscribe`, then
+/// `on_error`).
+pub(crate) fn reject_as_unicast(mut subscriber: BoxSubscriber<u64>) {
+    subscriber.on_subscribe(Arc::new(Noop));
+    subscriber.on_error(
+        SpecViolation::Rejected {
+            reason: "unicast (test knob)".into(),
+        }
+        .into(),
+    );
+}
+
 impl Publisher<u64> for TestPublisher {
     fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
         let k = &self.knobs;
@@ -99,13 +111,7 @@ impl Publisher<u64> for TestPublisher {
         }
         let index = self.subscribers.fetch_add(1, Ordering::AcqRel);
         if k.unicast && index > 0 {
-            subscriber.on_subscribe(Arc::new(Noop));
-            subscriber.on_error(
-                SpecViolation::Rejected {
-                    reason: "unicast (test knob)".into(),
-                }
-                .into(),
-            );
+            reject_as_unicast(subscriber);
             return;
         }
         let end = u64::try_from(self.elements as i128 + i128::from(k.len_offset)).unwrap_or(0);
