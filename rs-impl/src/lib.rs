@@ -9,6 +9,7 @@
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
+//! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`report`] | where subscriber panics are reported (rule 2.13) |
 //!
@@ -24,6 +25,7 @@
 //! ```
 
 pub mod demand;
+pub mod fanout;
 pub mod loom;
 pub mod processor;
 pub mod report;

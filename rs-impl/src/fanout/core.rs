@@ -1,0 +1,1016 @@
+//! The engine shared by [`FanoutProcessor`](super::FanoutProcessor) and
+//! [`channel`](super::channel): the ring buffer, the subscribers with their cursors, and the
+//! one drain pass that moves elements from the producer into the ring and from the ring to the
+//! subscribers.
+//!
+//! # Threads and the drain loop
+//!
+//! All drainer state ([`State`]) sits in one [`DrainLoop`]: whoever calls in — the producer's
+//! send or the upstream's `on_next`, a subscriber's `request` or `cancel`, `subscribe` —
+//! records what changed and runs the pass if nobody else is draining. Everything that does not
+//! come from the drainer itself goes through the [`Inbox`] (a short lock, never held while
+//! calling out); the producer's element skips the inbox when the producer is the drainer, which
+//! is the steady state of a producer-driven fanout.
+//!
+//! # The hot path
+//!
+//! Per element written, a pass visits only the **ready** subscribers (those with demand left);
+//! each visit delivers every element the subscriber may have (its demand is re-read from its
+//! [`Demand`] only when its local `emitted` count reaches the total last read) and then tells
+//! the ring where its cursor went, once. A subscriber whose demand runs out is **parked**: it
+//! leaves the ready list and is not looked at again until its own `request` un-parks it (the
+//! `PARKED` flag, claimed by exactly one side) and queues its id. No scan of cursors or
+//! subscriptions happens per element or per request; the one O(subscribers) walk is at
+//! termination.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+// Subscriptions are handed out as `rs_api::SubscriptionRef` (a std `Arc<dyn _>`), so the
+// handles and the core are std `Arc`s in every build; the atomics and locks inside come from
+// the facade.
+use std::sync::{Arc, Weak};
+use std::task::Waker;
+
+use rs_api::{BoxSubscriber, Error, SpecViolation, Subscriber, Subscription, SubscriptionRef};
+
+use super::ring::Ring;
+use super::{FanoutConfig, FanoutError, FanoutStats, LastSubscriberPolicy, TimeoutMode};
+use crate::demand::Demand;
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::{Condvar, Mutex};
+use crate::report;
+use crate::serial::DrainLoop;
+
+/// [`Handle::flags`]: cancelled by the subscriber, by a terminal signal or by a panic.
+const CANCELLED: usize = 1;
+/// [`Handle::flags`]: `request(0)` (rule 3.9); set together with `CANCELLED`.
+const BAD_REQUEST: usize = 2;
+/// [`Handle::flags`]: the drainer parked the subscriber (its demand ran out); whoever clears
+/// the bit (a `request`, or the drainer finding demand after all) brings it back.
+const PARKED: usize = 4;
+
+/// [`Core::space`]: the producer waits for space (bit 0); the rest is `released << 1`.
+const WAITING: u64 = 1;
+
+/// No slab id yet (a handle whose subscriber never joined).
+const NO_ID: u64 = u64::MAX;
+/// Not in the ready list.
+const NOT_READY: u32 = u32::MAX;
+
+/// The subscription handed to one subscriber.
+pub(crate) struct Handle<T> {
+    core: Arc<Core<T>>,
+    /// Slab index (low 32 bits) and generation (high 32 bits), set before `on_subscribe`.
+    id: AtomicU64,
+    demand: Demand,
+    /// `CANCELLED | BAD_REQUEST | PARKED`.
+    flags: AtomicUsize,
+}
+
+/// What callers hand to the drainer. Short critical sections; never held while calling out.
+struct Inbox<T> {
+    /// Elements the producer sent while someone else was draining, in order.
+    elements: VecDeque<T>,
+    /// Subscribers to start.
+    joining: Vec<(BoxSubscriber<T>, Arc<Handle<T>>)>,
+    /// Parked subscribers whose `request` un-parked them.
+    woken: Vec<u64>,
+    /// Subscribers that cancelled or requested 0.
+    leaving: Vec<u64>,
+    /// How the stream ends, from the producer, the upstream or the subscription timeout.
+    terminal: Option<Terminal>,
+    /// The upstream's subscription (processor), until the drainer takes it.
+    upstream: Option<SubscriptionRef>,
+    /// The upstream sent more than it was asked for (rule 1.1).
+    overflow: bool,
+}
+
+impl<T> Default for Inbox<T> {
+    fn default() -> Self {
+        Inbox {
+            elements: VecDeque::new(),
+            joining: Vec::new(),
+            woken: Vec::new(),
+            leaving: Vec::new(),
+            terminal: None,
+            upstream: None,
+            overflow: false,
+        }
+    }
+}
+
+/// How the stream ends.
+enum Terminal {
+    /// The producer or the upstream completed.
+    Complete,
+    /// The producer or the upstream failed (the upstream is not cancelled: rule 4.2).
+    Fail(Error),
+    /// The fanout gave up (subscription timeout): the upstream is cancelled.
+    Abort(Error),
+}
+
+/// What a visit leaves the subscriber at `ready[r]` as.
+enum Visited {
+    /// Still ready, at `ready[r]`: go on with `r + 1`.
+    Stay,
+    /// Still ready and demand arrived while parking: visit `ready[r]` again.
+    Again,
+    /// Parked or removed: another subscriber now sits at `ready[r]`.
+    Left,
+}
+
+/// One subscriber, as the drainer keeps it.
+struct Sub<T> {
+    subscriber: BoxSubscriber<T>,
+    handle: Arc<Handle<T>>,
+    /// The position of the next element it reads.
+    cursor: u64,
+    /// Elements delivered (the drainer's local count; never an atomic per element).
+    emitted: u64,
+    /// The demand total last read; re-read only when `emitted` reaches it.
+    limit: u64,
+    /// Index in [`State::ready`], or [`NOT_READY`] while parked.
+    ready_pos: u32,
+}
+
+/// A slab entry: the generation tells a stale id (of a subscriber that left) from a new one.
+struct Slot<T> {
+    generation: u32,
+    sub: Option<Sub<T>>,
+}
+
+/// Why a subscriber leaves.
+enum Leave {
+    /// It cancelled (or was cancelled): no signal.
+    Cancelled,
+    /// `request(0)`: `on_error` with the 3.9 violation.
+    BadRequest,
+    /// It panicked in the named signal (reported): no further signal.
+    Panicked(&'static str, Box<dyn std::any::Any + Send>),
+    /// The stream completed and it has read everything.
+    Complete,
+    /// The stream failed.
+    Error(Error),
+}
+
+/// How a visit ended.
+enum Stop {
+    /// Nothing more to read; demand may remain.
+    CaughtUp,
+    /// Demand exhausted.
+    NoDemand,
+    /// Cancelled or `request(0)`.
+    Cancelled,
+    /// `on_next` panicked.
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+/// Counters the drainer keeps in plain fields and publishes once per pass.
+#[derive(Default)]
+struct Counters {
+    elements: u64,
+    deliveries: u64,
+    demand_reads: u64,
+}
+
+/// The drainer-only state.
+struct State<T> {
+    ring: Ring<T>,
+    slab: Vec<Slot<T>>,
+    free: Vec<u32>,
+    /// Slab indices of the subscribers with demand left.
+    ready: Vec<u32>,
+    /// Subscribers in the slab.
+    active: usize,
+    /// The last subscriber left by cancel, panic or `request(0)` during this pass.
+    lost_last: bool,
+    /// The stream completed (late subscribers still get the retained backlog, then complete).
+    completed: bool,
+    /// The stream ended with this error (failure, shutdown, timeout): later subscribers get it.
+    failed: Option<Error>,
+    /// The processor's upstream.
+    upstream: Option<SubscriptionRef>,
+    /// Elements asked of the upstream so far, and received.
+    requested: u64,
+    received: u64,
+    counters: Counters,
+    /// Drainer-owned spares swapped with the inbox's vectors, so taking the inbox allocates
+    /// nothing in steady state.
+    spare: Inbox<T>,
+    /// The test-only quadratic variant also scans every subscription's demand per element.
+    #[cfg(test)]
+    quadratic: bool,
+}
+
+/// The published statistics.
+#[derive(Default)]
+struct Stats {
+    subscribers: AtomicUsize,
+    buffered: AtomicUsize,
+    capacity: AtomicUsize,
+    elements: AtomicU64,
+    deliveries: AtomicU64,
+    cursor_reads: AtomicU64,
+    demand_reads: AtomicU64,
+}
+
+/// The producer's waker or blocked thread.
+#[derive(Default)]
+struct Waiter {
+    waker: Option<Waker>,
+    signalled: bool,
+}
+
+/// The shared core. See the [module docs](self).
+pub(crate) struct Core<T> {
+    config: FanoutConfig,
+    /// Whether a [`Sender`](super::Sender) produces (else an upstream, through the processor).
+    channel: bool,
+    drain: DrainLoop<State<T>>,
+    inbox: Mutex<Inbox<T>>,
+    /// The inbox has something (checked with a load per pass; taken with the lock).
+    pending: AtomicBool,
+    /// `released << 1 | WAITING`: elements the ring has let go of, and whether the producer
+    /// waits for space. The producer's own passes store it; other drainers add to it with one
+    /// read-modify-write and wake the producer if `WAITING` was set.
+    space: AtomicU64,
+    /// The producer may no longer send (the fanout failed, shut down or timed out).
+    closed: AtomicBool,
+    waiter: Mutex<Waiter>,
+    wake: Condvar,
+    /// The first upstream `on_subscribe` wins (2.5).
+    has_upstream: AtomicBool,
+    /// A subscriber has joined (stops the subscription timeout).
+    joined: Mutex<bool>,
+    joined_cv: Condvar,
+    stats: Stats,
+}
+
+impl<T> std::fmt::Debug for Core<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core")
+            .field("config", &self.config)
+            .field("channel", &self.channel)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Core::try_send`] reports.
+pub(crate) enum Offer<T> {
+    Sent,
+    Full(T),
+    Closed(T),
+}
+
+impl<T: Clone + Send + 'static> Core<T> {
+    /// A core for a channel (`channel = true`) or a processor, starting positions at `start`.
+    pub(crate) fn new(config: FanoutConfig, channel: bool, start: u64) -> Arc<Self> {
+        #[allow(unused_mut)]
+        let mut ring = Ring::new(config.initial_capacity(), config.max_capacity(), start);
+        #[cfg(test)]
+        let quadratic = config.quadratic;
+        #[cfg(test)]
+        if quadratic {
+            ring = ring.quadratic();
+        }
+        let core = Arc::new(Core {
+            channel,
+            drain: DrainLoop::new(State {
+                ring,
+                slab: Vec::new(),
+                free: Vec::new(),
+                ready: Vec::new(),
+                active: 0,
+                lost_last: false,
+                completed: false,
+                failed: None,
+                upstream: None,
+                requested: 0,
+                received: 0,
+                counters: Counters::default(),
+                spare: Inbox::default(),
+                #[cfg(test)]
+                quadratic,
+            }),
+            inbox: Mutex::new(Inbox::default()),
+            pending: AtomicBool::new(false),
+            space: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            waiter: Mutex::new(Waiter::default()),
+            wake: Condvar::new(),
+            has_upstream: AtomicBool::new(false),
+            joined: Mutex::new(false),
+            joined_cv: Condvar::new(),
+            stats: Stats::default(),
+            config,
+        });
+        core.stats
+            .capacity
+            .store(core.config.initial_capacity(), Ordering::Relaxed);
+        if let Some(timeout) = core.config.subscription_timeout.clone() {
+            let weak = Arc::downgrade(&core);
+            crate::loom::thread::spawn(move || Core::watch_subscription_timeout(weak, timeout));
+        }
+        core
+    }
+
+    pub(crate) fn config(&self) -> &FanoutConfig {
+        &self.config
+    }
+
+    /// Runs the drain loop with no element of the producer's.
+    fn run(&self) {
+        self.drain.drain(|st| self.pass(st, &mut None, false));
+    }
+
+    /// Puts something in the inbox and drains.
+    fn post(&self, f: impl FnOnce(&mut Inbox<T>)) {
+        f(&mut self.inbox.lock());
+        self.pending.store(true, Ordering::Release);
+        self.run();
+    }
+
+    // ----- producer side -------------------------------------------------------------------
+
+    /// Hands one element of the producer's (the channel's sender, or the upstream's
+    /// `on_next`) to the drain loop: written and delivered at once if nobody else is draining,
+    /// else queued for the drainer.
+    pub(crate) fn offer(&self, item: T) {
+        let producer = self.channel;
+        let mut item = Some(item);
+        self.drain.drain(|st| self.pass(st, &mut item, producer));
+        if let Some(item) = item {
+            {
+                let mut inbox = self.inbox.lock();
+                if !self.channel && inbox.elements.len() >= self.config.max_capacity() {
+                    // More queued than the buffer can ever hold: the upstream ignores demand.
+                    inbox.overflow = true;
+                } else {
+                    inbox.elements.push_back(item);
+                }
+            }
+            self.pending.store(true, Ordering::Release);
+            self.drain.drain(|st| self.pass(st, &mut None, producer));
+        }
+    }
+
+    /// The channel's `try_send`: `sent` is the number of elements the sender has handed over
+    /// so far (the sender's own count).
+    pub(crate) fn try_send(&self, sent: &mut u64, item: T) -> Offer<T> {
+        if self.closed.load(Ordering::Acquire) {
+            return Offer::Closed(item);
+        }
+        if !self.has_room(*sent, self.space.load(Ordering::Acquire)) {
+            return Offer::Full(item);
+        }
+        *sent += 1;
+        self.offer(item);
+        Offer::Sent
+    }
+
+    fn has_room(&self, sent: u64, space: u64) -> bool {
+        sent.wrapping_sub(space >> 1) < self.config.max_capacity() as u64
+    }
+
+    /// Registers the producer as waiting for space (its async waker, if any). Returns `true`
+    /// if the caller should retry at once: there is room, or the channel is closed.
+    pub(crate) fn register_waiter(&self, sent: u64, waker: Option<&Waker>) -> bool {
+        let mut w = self.waiter.lock();
+        match (waker, &w.waker) {
+            (Some(new), Some(old)) if new.will_wake(old) => {}
+            (Some(new), _) => w.waker = Some(new.clone()),
+            (None, _) => w.waker = None,
+        }
+        w.signalled = false;
+        let space = self.space.fetch_or(WAITING, Ordering::AcqRel);
+        if self.has_room(sent, space) || self.closed.load(Ordering::Acquire) {
+            self.space.fetch_and(!WAITING, Ordering::AcqRel);
+            w.waker = None;
+            return true;
+        }
+        false
+    }
+
+    /// Withdraws a registration (a dropped send future).
+    pub(crate) fn unregister_waiter(&self) {
+        let mut w = self.waiter.lock();
+        w.waker = None;
+        self.space.fetch_and(!WAITING, Ordering::AcqRel);
+    }
+
+    /// Blocks the producer's thread until it was woken after [`register_waiter`].
+    pub(crate) fn wait_for_space(&self) {
+        let mut w = self.waiter.lock();
+        while !w.signalled {
+            w = self.wake.wait(w);
+        }
+    }
+
+    fn wake_producer(&self) {
+        let waker = {
+            let mut w = self.waiter.lock();
+            w.signalled = true;
+            w.waker.take()
+        };
+        self.space.fetch_and(!WAITING, Ordering::AcqRel);
+        self.wake.notify_all();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The producer's or the upstream's end of stream.
+    pub(crate) fn terminate(&self, error: Option<Error>) {
+        self.end(match error {
+            None => Terminal::Complete,
+            Some(e) => Terminal::Fail(e),
+        });
+    }
+
+    fn end(&self, terminal: Terminal) {
+        self.post(|inbox| {
+            if inbox.terminal.is_none() {
+                inbox.terminal = Some(terminal);
+            }
+        });
+    }
+
+    /// The processor's upstream subscription (the first one wins, rule 2.5).
+    pub(crate) fn upstream_subscribed(&self, subscription: SubscriptionRef) {
+        if self.has_upstream.swap(true, Ordering::AcqRel) {
+            subscription.cancel();
+            return;
+        }
+        self.post(|inbox| inbox.upstream = Some(subscription));
+    }
+
+    // ----- subscribers -----------------------------------------------------------------------
+
+    pub(crate) fn subscribe(self: &Arc<Self>, subscriber: BoxSubscriber<T>) {
+        let handle = Arc::new(Handle {
+            core: self.clone(),
+            id: AtomicU64::new(NO_ID),
+            demand: Demand::new(),
+            flags: AtomicUsize::new(PARKED),
+        });
+        self.post(|inbox| inbox.joining.push((subscriber, handle)));
+    }
+
+    pub(crate) fn stats(&self) -> FanoutStats {
+        let s = &self.stats;
+        FanoutStats {
+            subscribers: s.subscribers.load(Ordering::Relaxed),
+            buffered: s.buffered.load(Ordering::Relaxed),
+            capacity: s.capacity.load(Ordering::Relaxed),
+            max_capacity: self.config.max_capacity(),
+            elements: s.elements.load(Ordering::Relaxed),
+            deliveries: s.deliveries.load(Ordering::Relaxed),
+            cursor_reads: s.cursor_reads.load(Ordering::Relaxed),
+            demand_reads: s.demand_reads.load(Ordering::Relaxed),
+        }
+    }
+
+    // ----- the pass ----------------------------------------------------------------------------
+
+    /// The one pass. `item` is the producer's element when the producer is the drainer;
+    /// `producer` says whether this thread is the channel's producer (which then cannot be
+    /// waiting for space).
+    fn pass(&self, st: &mut State<T>, item: &mut Option<T>, producer: bool) {
+        let released = st.ring.released();
+        if self.pending.load(Ordering::Acquire) {
+            self.take_inbox(st);
+        }
+        if let Some(x) = item.take() {
+            self.write(st, x);
+        }
+        self.deliver(st);
+        if st.lost_last {
+            st.lost_last = false;
+            if st.active == 0
+                && !st.completed
+                && st.failed.is_none()
+                && self.config.last_subscriber == LastSubscriberPolicy::CancelUpstream
+            {
+                self.end_with(st, FanoutError::ShutDown.into(), true);
+            }
+        }
+        self.replenish(st);
+        let delta = st.ring.released().wrapping_sub(released);
+        if delta != 0 && self.channel {
+            if producer {
+                // Nobody else writes `space` while we drain, and the producer (this thread)
+                // is not waiting.
+                self.space.store(st.ring.released() << 1, Ordering::Release);
+            } else if self.space.fetch_add(delta << 1, Ordering::AcqRel) & WAITING != 0 {
+                self.wake_producer();
+            }
+        }
+        self.publish(st);
+    }
+
+    fn publish(&self, st: &State<T>) {
+        let s = &self.stats;
+        s.subscribers.store(st.active, Ordering::Relaxed);
+        s.buffered.store(st.ring.len(), Ordering::Relaxed);
+        s.capacity.store(st.ring.capacity(), Ordering::Relaxed);
+        s.elements.store(st.counters.elements, Ordering::Relaxed);
+        s.deliveries
+            .store(st.counters.deliveries, Ordering::Relaxed);
+        s.cursor_reads
+            .store(st.ring.cursor_reads(), Ordering::Relaxed);
+        s.demand_reads
+            .store(st.counters.demand_reads, Ordering::Relaxed);
+    }
+
+    /// Takes and handles everything posted since the last pass.
+    fn take_inbox(&self, st: &mut State<T>) {
+        let mut taken = std::mem::take(&mut st.spare);
+        {
+            self.pending.store(false, Ordering::Release);
+            let mut inbox = self.inbox.lock();
+            std::mem::swap(&mut inbox.elements, &mut taken.elements);
+            std::mem::swap(&mut inbox.joining, &mut taken.joining);
+            std::mem::swap(&mut inbox.woken, &mut taken.woken);
+            std::mem::swap(&mut inbox.leaving, &mut taken.leaving);
+            taken.terminal = inbox.terminal.take();
+            taken.upstream = inbox.upstream.take();
+            taken.overflow = std::mem::take(&mut inbox.overflow);
+        }
+        if let Some(up) = taken.upstream.take() {
+            if st.completed || st.failed.is_some() {
+                up.cancel();
+            } else {
+                st.upstream = Some(up);
+            }
+        }
+        for id in taken.woken.drain(..) {
+            if let Some(i) = self.live(st, id) {
+                let sub = st.slab[i].sub.as_mut().expect("live");
+                if sub.ready_pos == NOT_READY {
+                    sub.ready_pos = st.ready.len() as u32;
+                    st.ready.push(i as u32);
+                }
+            }
+        }
+        for id in taken.leaving.drain(..) {
+            if let Some(i) = self.live(st, id) {
+                let flags = st.slab[i]
+                    .sub
+                    .as_ref()
+                    .expect("live")
+                    .handle
+                    .flags
+                    .load(Ordering::Acquire);
+                let why = if flags & BAD_REQUEST != 0 {
+                    Leave::BadRequest
+                } else {
+                    Leave::Cancelled
+                };
+                self.remove(st, i, why);
+            }
+        }
+        for x in taken.elements.drain(..) {
+            self.write(st, x);
+        }
+        if taken.overflow {
+            self.upstream_overflow(st);
+        }
+        match taken.terminal.take() {
+            Some(Terminal::Complete) => self.complete(st),
+            Some(Terminal::Fail(e)) => self.end_with(st, e, false),
+            Some(Terminal::Abort(e)) => self.end_with(st, e, true),
+            None => {}
+        }
+        for (subscriber, handle) in taken.joining.drain(..) {
+            self.join(st, subscriber, handle);
+        }
+        st.spare = taken;
+    }
+
+    /// The slab index of `id` if that subscriber is still there.
+    fn live(&self, st: &State<T>, id: u64) -> Option<usize> {
+        let (i, generation) = ((id & 0xffff_ffff) as usize, (id >> 32) as u32);
+        let slot = st.slab.get(i)?;
+        (slot.generation == generation && slot.sub.is_some()).then_some(i)
+    }
+
+    /// Writes one element of the producer's into the ring.
+    fn write(&self, st: &mut State<T>, x: T) {
+        if st.completed || st.failed.is_some() {
+            report::drop_guarded(x); // the stream ended meanwhile: dropped with the buffer
+            return;
+        }
+        match st.ring.write(x) {
+            Ok(()) => {
+                st.counters.elements += 1;
+                st.received += 1;
+            }
+            Err(x) => {
+                report::drop_guarded(x);
+                self.upstream_overflow(st);
+            }
+        }
+    }
+
+    /// The upstream sent more than it was asked for (rule 1.1): the fanout fails and cancels
+    /// it.
+    fn upstream_overflow(&self, st: &mut State<T>) {
+        if st.completed || st.failed.is_some() {
+            return;
+        }
+        self.end_with(st, FanoutError::UpstreamOverflow.into(), true);
+    }
+
+    /// The stream completed: subscribers with nothing left to read complete now, the others
+    /// after their backlog.
+    fn complete(&self, st: &mut State<T>) {
+        if st.completed || st.failed.is_some() {
+            return;
+        }
+        st.completed = true;
+        st.upstream = None;
+        let write = st.ring.write_pos();
+        for i in 0..st.slab.len() {
+            if st.slab[i].sub.as_ref().is_some_and(|s| s.cursor == write) {
+                self.remove(st, i, Leave::Complete);
+            }
+        }
+    }
+
+    /// Ends the stream with `error` for every subscriber now and every later one; drops the
+    /// buffer; closes the producer; cancels the upstream if `cancel_upstream` (not after the
+    /// upstream's own failure, rule 4.2).
+    fn end_with(&self, st: &mut State<T>, error: Error, cancel_upstream: bool) {
+        if st.completed || st.failed.is_some() {
+            return;
+        }
+        st.failed = Some(error.clone());
+        if let Some(up) = st.upstream.take() {
+            if cancel_upstream {
+                up.cancel();
+            }
+        }
+        for i in 0..st.slab.len() {
+            if st.slab[i].sub.is_some() {
+                self.remove(st, i, Leave::Error(error.clone()));
+            }
+        }
+        st.lost_last = false;
+        st.ring.clear();
+        self.closed.store(true, Ordering::Release);
+        if self.channel {
+            self.wake_producer();
+        }
+    }
+
+    /// Starts a subscriber: `on_subscribe`, then the end of the stream if it ended.
+    fn join(&self, st: &mut State<T>, mut subscriber: BoxSubscriber<T>, handle: Arc<Handle<T>>) {
+        if self.config.subscription_timeout.is_some() {
+            let mut joined = self.joined.lock();
+            if !*joined {
+                *joined = true;
+                self.joined_cv.notify_all();
+            }
+        }
+        if let Some(error) = st.failed.clone() {
+            // 1.9: on_subscribe first, then the terminal signal; requests are no-ops (1.6).
+            handle.flags.store(CANCELLED, Ordering::Release);
+            let sref: SubscriptionRef = handle;
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(sref))) {
+                report::subscriber_panicked("on_subscribe", p);
+            } else if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_error(error))) {
+                report::subscriber_panicked("on_error", p);
+            }
+            report::drop_guarded(subscriber);
+            return;
+        }
+        let i = match st.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                st.slab.push(Slot {
+                    generation: 0,
+                    sub: None,
+                });
+                st.slab.len() - 1
+            }
+        };
+        let id = i as u64 | (u64::from(st.slab[i].generation) << 32);
+        handle.id.store(id, Ordering::Release);
+        let cursor = st.ring.join();
+        st.active += 1;
+        let sref: SubscriptionRef = handle.clone();
+        st.slab[i].sub = Some(Sub {
+            subscriber,
+            handle,
+            cursor,
+            emitted: 0,
+            limit: 0,
+            ready_pos: NOT_READY,
+        });
+        let sub = st.slab[i].sub.as_mut().expect("just set");
+        let s = &mut sub.subscriber;
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_subscribe(sref))) {
+            sub.handle.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+            self.remove(st, i, Leave::Panicked("on_subscribe", p));
+            return;
+        }
+        let flags = sub.handle.flags.load(Ordering::Acquire);
+        if flags & CANCELLED != 0 {
+            let why = if flags & BAD_REQUEST != 0 {
+                Leave::BadRequest
+            } else {
+                Leave::Cancelled
+            };
+            self.remove(st, i, why);
+        } else if st.completed && cursor == st.ring.write_pos() {
+            self.remove(st, i, Leave::Complete);
+        } else if flags & PARKED == 0 {
+            // It requested from on_subscribe; the queued wake-up will find it ready.
+            sub.ready_pos = st.ready.len() as u32;
+            st.ready.push(i as u32);
+        }
+    }
+
+    /// Removes subscriber `i` and sends it what `why` says; frees its hold on the buffer.
+    fn remove(&self, st: &mut State<T>, i: usize, why: Leave) {
+        let Some(mut sub) = st.slab[i].sub.take() else {
+            return;
+        };
+        st.slab[i].generation = st.slab[i].generation.wrapping_add(1);
+        st.free.push(i as u32);
+        if sub.ready_pos != NOT_READY {
+            let pos = sub.ready_pos as usize;
+            st.ready.swap_remove(pos);
+            if let Some(&moved) = st.ready.get(pos) {
+                st.slab[moved as usize]
+                    .sub
+                    .as_mut()
+                    .expect("ready subscribers are live")
+                    .ready_pos = pos as u32;
+            }
+        }
+        st.ring.leave(sub.cursor);
+        st.active -= 1;
+        sub.handle.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        let s = &mut sub.subscriber;
+        match why {
+            Leave::Cancelled => st.lost_last |= st.active == 0,
+            Leave::Panicked(signal, p) => {
+                st.lost_last |= st.active == 0;
+                report::subscriber_panicked(signal, p);
+            }
+            Leave::BadRequest => {
+                st.lost_last |= st.active == 0;
+                let e: Error = SpecViolation::NonPositiveRequest.into();
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
+                    report::subscriber_panicked("on_error", p);
+                }
+            }
+            Leave::Complete => {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_complete())) {
+                    report::subscriber_panicked("on_complete", p);
+                }
+            }
+            Leave::Error(e) => {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
+                    report::subscriber_panicked("on_error", p);
+                }
+            }
+        }
+        // 3.13: the subscriber is dropped; its `Drop` must not unwind the drain loop.
+        report::drop_guarded(sub);
+    }
+
+    /// Visits every ready subscriber.
+    fn deliver(&self, st: &mut State<T>) {
+        let mut r = 0;
+        while r < st.ready.len() {
+            match self.visit(st, r) {
+                Visited::Stay => r += 1,
+                Visited::Again | Visited::Left => {}
+            }
+        }
+    }
+
+    /// Delivers to the subscriber at `ready[r]` everything it may have.
+    #[inline]
+    fn visit(&self, st: &mut State<T>, r: usize) -> Visited {
+        let i = st.ready[r] as usize;
+        let State {
+            ring,
+            slab,
+            counters,
+            ..
+        } = st;
+        let sub = slab[i].sub.as_mut().expect("ready subscribers are live");
+        let handle = &*sub.handle;
+        let start = sub.cursor;
+        let mut pos = start;
+        let stop = loop {
+            let Some(item) = ring.get(pos) else {
+                break Stop::CaughtUp;
+            };
+            if sub.emitted == sub.limit {
+                counters.demand_reads += 1;
+                sub.limit = handle.demand.total();
+                if sub.emitted == sub.limit {
+                    break Stop::NoDemand;
+                }
+            }
+            if handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+                break Stop::Cancelled;
+            }
+            sub.emitted += 1;
+            pos = pos.wrapping_add(1);
+            let s = &mut sub.subscriber;
+            // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
+                break Stop::Panicked(p);
+            }
+        };
+        let delivered = pos.wrapping_sub(start);
+        counters.deliveries += delivered;
+        sub.cursor = pos;
+        ring.moved(start, pos);
+        #[cfg(test)]
+        if st.quadratic {
+            self.scan_demand(st, delivered);
+        }
+        match stop {
+            Stop::CaughtUp => {
+                if st.completed {
+                    self.remove(st, i, Leave::Complete);
+                    return Visited::Left;
+                }
+                let sub = st.slab[i].sub.as_mut().expect("live");
+                if sub.emitted == sub.limit {
+                    st.counters.demand_reads += 1;
+                    sub.limit = sub.handle.demand.total();
+                    if sub.emitted == sub.limit && self.park(st, r, i) {
+                        return Visited::Left;
+                    }
+                }
+                // Nothing to read: new elements bring the next visit.
+                Visited::Stay
+            }
+            Stop::NoDemand => {
+                if self.park(st, r, i) {
+                    Visited::Left
+                } else {
+                    Visited::Again // demand arrived and elements wait: visit again now
+                }
+            }
+            Stop::Cancelled => {
+                let flags = st.slab[i]
+                    .sub
+                    .as_ref()
+                    .expect("live")
+                    .handle
+                    .flags
+                    .load(Ordering::Acquire);
+                let why = if flags & BAD_REQUEST != 0 {
+                    Leave::BadRequest
+                } else {
+                    Leave::Cancelled
+                };
+                self.remove(st, i, why);
+                Visited::Left
+            }
+            Stop::Panicked(p) => {
+                self.remove(st, i, Leave::Panicked("on_next", p));
+                Visited::Left
+            }
+        }
+    }
+
+    /// Parks subscriber `i` (at `ready[r]`), whose demand is exhausted. Returns `true` if it
+    /// left the ready list, `false` if demand arrived meanwhile and it stays.
+    fn park(&self, st: &mut State<T>, r: usize, i: usize) -> bool {
+        let sub = st.slab[i].sub.as_mut().expect("live");
+        let prev = sub.handle.flags.fetch_or(PARKED, Ordering::AcqRel);
+        if prev & CANCELLED == 0 {
+            // The flag's read-modify-write orders this read after any request that did not
+            // see PARKED set: that request's demand is visible here.
+            st.counters.demand_reads += 1;
+            let total = sub.handle.demand.total();
+            if total != sub.limit
+                && sub.handle.flags.fetch_and(!PARKED, Ordering::AcqRel) & PARKED != 0
+            {
+                sub.limit = total;
+                return false;
+            }
+            // Else a request un-parked it and queued its id: it comes back through the inbox.
+        }
+        sub.ready_pos = NOT_READY;
+        st.ready.swap_remove(r);
+        if let Some(&moved) = st.ready.get(r) {
+            st.slab[moved as usize]
+                .sub
+                .as_mut()
+                .expect("ready subscribers are live")
+                .ready_pos = r as u32;
+        }
+        true
+    }
+
+    /// Test-only quadratic variant: after each element read, recompute an upstream demand by
+    /// scanning every subscription, as Pekko's `SubscriberManagement` does.
+    #[cfg(test)]
+    fn scan_demand(&self, st: &mut State<T>, delivered: u64) {
+        for _ in 0..delivered {
+            let mut max = 0u64;
+            for slot in &st.slab {
+                if let Some(s) = &slot.sub {
+                    st.counters.demand_reads += 1;
+                    max = max.max(s.handle.demand.outstanding(s.emitted));
+                }
+            }
+            std::hint::black_box(max.min(st.ring.free() as u64));
+        }
+    }
+
+    /// Processor: asks the upstream for the free space not already asked for, in batches of
+    /// at least a quarter of the maximum (at once the first time).
+    fn replenish(&self, st: &mut State<T>) {
+        let Some(up) = &st.upstream else {
+            return;
+        };
+        let in_flight = st.requested - st.received;
+        let free = (st.ring.free() as u64).saturating_sub(in_flight);
+        let batch = (self.config.max_capacity() as u64 / 4).max(1);
+        if free >= batch || (st.requested == 0 && free > 0) {
+            st.requested += free;
+            let up = up.clone();
+            up.request(free);
+        }
+    }
+
+    // ----- subscription timeout ------------------------------------------------------------
+
+    fn watch_subscription_timeout(core: Weak<Self>, timeout: super::SubscriptionTimeout) {
+        let deadline = std::time::Instant::now() + timeout.after;
+        loop {
+            let Some(c) = core.upgrade() else { return };
+            let joined = c.joined.lock();
+            if *joined {
+                return;
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                drop(joined);
+                match &timeout.mode {
+                    TimeoutMode::Cancel => {
+                        let e: Error = FanoutError::SubscriptionTimeout(timeout.after).into();
+                        c.end(Terminal::Abort(e));
+                    }
+                    TimeoutMode::Warn(warn) => {
+                        let _ = catch_unwind(AssertUnwindSafe(|| warn(timeout.after)));
+                    }
+                }
+                return;
+            }
+            // Wake at least every 50 ms to let go of the core if everyone else did.
+            let wait = (deadline - now).min(std::time::Duration::from_millis(50));
+            let _ = c.joined_cv.wait_timeout(joined, wait);
+        }
+    }
+}
+
+impl<T: Clone + Send + 'static> Subscription for Handle<T> {
+    fn request(&self, n: u64) {
+        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            // 3.9: cancel, and the drainer answers with on_error.
+            if self
+                .flags
+                .fetch_or(CANCELLED | BAD_REQUEST, Ordering::AcqRel)
+                & CANCELLED
+                == 0
+            {
+                let id = self.id.load(Ordering::Acquire);
+                self.core.post(|inbox| inbox.leaving.push(id));
+            }
+            return;
+        }
+        // A read-modify-write even when not parked: it orders this request's demand before the
+        // drainer's re-read in `park` (see there), so no wake-up is lost.
+        if self.flags.fetch_and(!PARKED, Ordering::AcqRel) & PARKED != 0 {
+            let id = self.id.load(Ordering::Acquire);
+            self.core.post(|inbox| inbox.woken.push(id));
+        }
+    }
+
+    fn cancel(&self) {
+        if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
+            return; // 3.7
+        }
+        let id = self.id.load(Ordering::Acquire);
+        self.core.post(|inbox| inbox.leaving.push(id));
+    }
+}
