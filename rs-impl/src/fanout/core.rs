@@ -34,6 +34,7 @@ use std::task::Waker;
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscriber, Subscription, SubscriptionRef};
 
 use super::ring::Ring;
+use super::roster::{Roster, Set};
 use super::{FanoutConfig, FanoutError, FanoutStats, LastSubscriberPolicy, TimeoutMode};
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -54,8 +55,6 @@ const WAITING: u64 = 1;
 
 /// No slab id yet (a handle whose subscriber never joined).
 const NO_ID: u64 = u64::MAX;
-/// Not in the ready list.
-const NOT_READY: u32 = u32::MAX;
 
 /// The subscription handed to one subscriber.
 pub(crate) struct Handle<T> {
@@ -109,34 +108,14 @@ enum Terminal {
     Abort(Error),
 }
 
-/// What a visit leaves the subscriber at `ready[r]` as.
-enum Visited {
-    /// Still ready, at `ready[r]`: go on with `r + 1`.
-    Stay,
-    /// Still ready and demand arrived while parking: visit `ready[r]` again.
-    Again,
-    /// Parked or removed: another subscriber now sits at `ready[r]`.
-    Left,
-}
-
-/// One subscriber, as the drainer keeps it.
-struct Sub<T> {
-    subscriber: BoxSubscriber<T>,
-    handle: Arc<Handle<T>>,
-    /// The position of the next element it reads.
-    cursor: u64,
-    /// Elements delivered (the drainer's local count; never an atomic per element).
-    emitted: u64,
-    /// The demand total last read; re-read only when `emitted` reaches it.
-    limit: u64,
-    /// Index in [`State::ready`], or [`NOT_READY`] while parked.
-    ready_pos: u32,
-}
-
-/// A slab entry: the generation tells a stale id (of a subscriber that left) from a new one.
-struct Slot<T> {
-    generation: u32,
-    sub: Option<Sub<T>>,
+/// Why a subscriber left the group during a broadcast.
+enum Dropout {
+    /// Out of demand: parked at the element it did not get.
+    NoDemand,
+    /// Cancelled (or `request(0)`).
+    Cancelled,
+    /// Panicked in `on_next` (or in the element's `clone`).
+    Panicked(Box<dyn std::any::Any + Send>),
 }
 
 /// Why a subscriber leaves.
@@ -153,18 +132,6 @@ enum Leave {
     Error(Error),
 }
 
-/// How a visit ended.
-enum Stop {
-    /// Nothing more to read; demand may remain.
-    CaughtUp,
-    /// Demand exhausted.
-    NoDemand,
-    /// Cancelled or `request(0)`.
-    Cancelled,
-    /// `on_next` panicked.
-    Panicked(Box<dyn std::any::Any + Send>),
-}
-
 /// Counters the drainer keeps in plain fields and publishes once per pass.
 #[derive(Default)]
 struct Counters {
@@ -176,12 +143,10 @@ struct Counters {
 /// The drainer-only state.
 struct State<T> {
     ring: Ring<T>,
-    slab: Vec<Slot<T>>,
-    free: Vec<u32>,
-    /// Slab indices of the subscribers with demand left.
-    ready: Vec<u32>,
-    /// Subscribers in the slab.
-    active: usize,
+    /// The subscribers, by set (group, lagging, parked).
+    roster: Roster<T>,
+    /// Scratch for a broadcast's dropouts (kept to reuse its allocation).
+    dropouts: Vec<(usize, Dropout)>,
     /// The last subscriber left by cancel, panic or `request(0)` during this pass.
     lost_last: bool,
     /// The stream completed (late subscribers still get the retained backlog, then complete).
@@ -277,10 +242,8 @@ impl<T: Clone + Send + 'static> Core<T> {
             channel,
             drain: DrainLoop::new(State {
                 ring,
-                slab: Vec::new(),
-                free: Vec::new(),
-                ready: Vec::new(),
-                active: 0,
+                roster: Roster::new(),
+                dropouts: Vec::new(),
                 lost_last: false,
                 completed: false,
                 failed: None,
@@ -490,7 +453,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         self.deliver(st);
         if st.lost_last {
             st.lost_last = false;
-            if st.active == 0
+            if st.roster.len() == 0
                 && !st.completed
                 && st.failed.is_none()
                 && self.config.last_subscriber == LastSubscriberPolicy::CancelUpstream
@@ -514,7 +477,7 @@ impl<T: Clone + Send + 'static> Core<T> {
 
     fn publish(&self, st: &State<T>) {
         let s = &self.stats;
-        s.subscribers.store(st.active, Ordering::Relaxed);
+        s.subscribers.store(st.roster.len(), Ordering::Relaxed);
         s.buffered.store(st.ring.len(), Ordering::Relaxed);
         s.capacity.store(st.ring.capacity(), Ordering::Relaxed);
         s.elements.store(st.counters.elements, Ordering::Relaxed);
@@ -548,29 +511,16 @@ impl<T: Clone + Send + 'static> Core<T> {
             }
         }
         for id in taken.woken.drain(..) {
-            if let Some(i) = self.live(st, id) {
-                let sub = st.slab[i].sub.as_mut().expect("live");
-                if sub.ready_pos == NOT_READY {
-                    sub.ready_pos = st.ready.len() as u32;
-                    st.ready.push(i as u32);
+            if let Some(i) = st.roster.live(id) {
+                if st.roster.set_of(i) == Set::Parked {
+                    self.attach(st, i);
                 }
             }
         }
         for id in taken.leaving.drain(..) {
-            if let Some(i) = self.live(st, id) {
-                let flags = st.slab[i]
-                    .sub
-                    .as_ref()
-                    .expect("live")
-                    .handle
-                    .flags
-                    .load(Ordering::Acquire);
-                let why = if flags & BAD_REQUEST != 0 {
-                    Leave::BadRequest
-                } else {
-                    Leave::Cancelled
-                };
-                self.remove(st, i, why);
+            if let Some(i) = st.roster.live(id) {
+                let flags = st.roster.get(i).handle.flags.load(Ordering::Acquire);
+                self.remove(st, i, leave_reason(flags));
             }
         }
         for x in taken.elements.drain(..) {
@@ -591,14 +541,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         st.spare = taken;
     }
 
-    /// The slab index of `id` if that subscriber is still there.
-    fn live(&self, st: &State<T>, id: u64) -> Option<usize> {
-        let (i, generation) = ((id & 0xffff_ffff) as usize, (id >> 32) as u32);
-        let slot = st.slab.get(i)?;
-        (slot.generation == generation && slot.sub.is_some()).then_some(i)
-    }
-
-    /// Writes one element of the producer's into the ring.
+    /// Writes one element of the producer's into the ring and hands it to the group.
     fn write(&self, st: &mut State<T>, x: T) {
         if st.completed || st.failed.is_some() {
             report::drop_guarded(x); // the stream ended meanwhile: dropped with the buffer
@@ -608,6 +551,7 @@ impl<T: Clone + Send + 'static> Core<T> {
             Ok(()) => {
                 st.counters.elements += 1;
                 st.received += 1;
+                self.broadcast(st);
             }
             Err(x) => {
                 report::drop_guarded(x);
@@ -633,9 +577,8 @@ impl<T: Clone + Send + 'static> Core<T> {
         }
         st.completed = true;
         st.upstream = None;
-        let write = st.ring.write_pos();
-        for i in 0..st.slab.len() {
-            if st.slab[i].sub.as_ref().is_some_and(|s| s.cursor == write) {
+        for i in st.roster.slots() {
+            if self.position(st, i) == st.ring.write_pos() {
                 self.remove(st, i, Leave::Complete);
             }
         }
@@ -654,10 +597,8 @@ impl<T: Clone + Send + 'static> Core<T> {
                 up.cancel();
             }
         }
-        for i in 0..st.slab.len() {
-            if st.slab[i].sub.is_some() {
-                self.remove(st, i, Leave::Error(error.clone()));
-            }
+        for i in st.roster.slots() {
+            self.remove(st, i, Leave::Error(error.clone()));
         }
         st.lost_last = false;
         st.ring.clear();
@@ -688,30 +629,11 @@ impl<T: Clone + Send + 'static> Core<T> {
             report::drop_guarded(subscriber);
             return;
         }
-        let i = match st.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                st.slab.push(Slot {
-                    generation: 0,
-                    sub: None,
-                });
-                st.slab.len() - 1
-            }
-        };
-        let id = i as u64 | (u64::from(st.slab[i].generation) << 32);
-        handle.id.store(id, Ordering::Release);
         let cursor = st.ring.join();
-        st.active += 1;
         let sref: SubscriptionRef = handle.clone();
-        st.slab[i].sub = Some(Sub {
-            subscriber,
-            handle,
-            cursor,
-            emitted: 0,
-            limit: 0,
-            ready_pos: NOT_READY,
-        });
-        let sub = st.slab[i].sub.as_mut().expect("just set");
+        let (i, id) = st.roster.insert(subscriber, handle, cursor);
+        let sub = st.roster.get_mut(i);
+        sub.handle.id.store(id, Ordering::Release);
         let s = &mut sub.subscriber;
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_subscribe(sref))) {
             sub.handle.flags.fetch_or(CANCELLED, Ordering::AcqRel);
@@ -720,51 +642,57 @@ impl<T: Clone + Send + 'static> Core<T> {
         }
         let flags = sub.handle.flags.load(Ordering::Acquire);
         if flags & CANCELLED != 0 {
-            let why = if flags & BAD_REQUEST != 0 {
-                Leave::BadRequest
-            } else {
-                Leave::Cancelled
-            };
-            self.remove(st, i, why);
+            self.remove(st, i, leave_reason(flags));
         } else if st.completed && cursor == st.ring.write_pos() {
             self.remove(st, i, Leave::Complete);
         } else if flags & PARKED == 0 {
-            // It requested from on_subscribe; the queued wake-up will find it ready.
-            sub.ready_pos = st.ready.len() as u32;
-            st.ready.push(i as u32);
+            // It requested from on_subscribe; the queued wake-up will find it attached.
+            self.attach(st, i);
         }
+    }
+
+    /// The position of subscriber `i`.
+    fn position(&self, st: &State<T>, i: usize) -> u64 {
+        match st.roster.set_of(i) {
+            Set::Group => st.ring.write_pos(),
+            _ => st.roster.get(i).cursor,
+        }
+    }
+
+    /// Puts parked subscriber `i` (with demand) in the group if caught up, else in `lagging`.
+    fn attach(&self, st: &mut State<T>, i: usize) {
+        debug_assert_eq!(st.roster.set_of(i), Set::Parked);
+        if st.roster.get(i).cursor == st.ring.write_pos() {
+            st.roster.move_to(i, Set::Group);
+        } else {
+            st.roster.move_to(i, Set::Lagging);
+        }
+    }
+
+    /// Parks subscriber `i` without looking at its demand; its `cursor` is then its position.
+    fn detach(&self, st: &mut State<T>, i: usize) {
+        if st.roster.set_of(i) == Set::Group {
+            st.roster.get_mut(i).cursor = st.ring.write_pos();
+        }
+        st.roster.move_to(i, Set::Parked);
     }
 
     /// Removes subscriber `i` and sends it what `why` says; frees its hold on the buffer.
     fn remove(&self, st: &mut State<T>, i: usize, why: Leave) {
-        let Some(mut sub) = st.slab[i].sub.take() else {
-            return;
-        };
-        st.slab[i].generation = st.slab[i].generation.wrapping_add(1);
-        st.free.push(i as u32);
-        if sub.ready_pos != NOT_READY {
-            let pos = sub.ready_pos as usize;
-            st.ready.swap_remove(pos);
-            if let Some(&moved) = st.ready.get(pos) {
-                st.slab[moved as usize]
-                    .sub
-                    .as_mut()
-                    .expect("ready subscribers are live")
-                    .ready_pos = pos as u32;
-            }
-        }
+        self.detach(st, i);
+        let mut sub = st.roster.take(i);
         st.ring.leave(sub.cursor);
-        st.active -= 1;
+        let last = st.roster.len() == 0;
         sub.handle.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         let s = &mut sub.subscriber;
         match why {
-            Leave::Cancelled => st.lost_last |= st.active == 0,
+            Leave::Cancelled => st.lost_last |= last,
             Leave::Panicked(signal, p) => {
-                st.lost_last |= st.active == 0;
+                st.lost_last |= last;
                 report::subscriber_panicked(signal, p);
             }
             Leave::BadRequest => {
-                st.lost_last |= st.active == 0;
+                st.lost_last |= last;
                 let e: Error = SpecViolation::NonPositiveRequest.into();
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
                     report::subscriber_panicked("on_error", p);
@@ -785,152 +713,195 @@ impl<T: Clone + Send + 'static> Core<T> {
         report::drop_guarded(sub);
     }
 
-    /// Visits every ready subscriber.
+    /// Hands the element just written to every subscriber of the group: the steady-state hot
+    /// loop (one demand comparison, one load of the shared `pending` flag, one clone and one
+    /// call per subscriber). Those who take it move to the new write position together, with
+    /// one count update in the ring.
+    fn broadcast(&self, st: &mut State<T>) {
+        if st.roster.group.is_empty() {
+            return;
+        }
+        let at = st.ring.write_pos().wrapping_sub(1);
+        let State {
+            ring,
+            roster,
+            dropouts,
+            counters,
+            ..
+        } = st;
+        let Some(item) = ring.get(at) else {
+            return; // unreachable: the element was just written
+        };
+        // Every cancel sets its subscriber's flag and then posts to the inbox (setting
+        // `pending`), so while `pending` is clear no flag needs a look. Read once per element:
+        // a subscriber cancelled while this loop runs may still get this one element (2.8),
+        // and none after it.
+        let check_flags = self.pending.load(Ordering::Acquire);
+        for (j, sub) in roster.group.iter_mut().enumerate() {
+            let dropout = if sub.emitted == sub.limit && {
+                counters.demand_reads += 1;
+                sub.limit = sub.handle.demand.total();
+                sub.emitted == sub.limit
+            } {
+                Dropout::NoDemand
+            } else if check_flags && sub.handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+                Dropout::Cancelled
+            } else {
+                sub.emitted += 1;
+                let s = &mut sub.subscriber;
+                // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
+                match catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
+                    Ok(()) => continue,
+                    Err(p) => Dropout::Panicked(p),
+                }
+            };
+            dropouts.push((j, dropout));
+        }
+        // Those that did not take it stay at `at` (in the ring's counts too) and leave the
+        // group; highest index first, so that each `swap_remove` leaves the others in place.
+        for (j, _) in dropouts.iter_mut().rev() {
+            roster.group[*j].cursor = at;
+            *j = roster.park_group_member(*j);
+        }
+        let took = roster.group.len();
+        counters.deliveries += took as u64;
+        ring.moved_many(at, at.wrapping_add(1), took as u32);
+        #[cfg(test)]
+        if st.quadratic {
+            for _ in 0..took {
+                self.scan_demand(st);
+            }
+        }
+        if st.dropouts.is_empty() {
+            return;
+        }
+        let mut dropouts = std::mem::take(&mut st.dropouts);
+        for (i, dropout) in dropouts.drain(..) {
+            match dropout {
+                Dropout::NoDemand => self.park(st, i),
+                Dropout::Cancelled => {
+                    let flags = st.roster.get(i).handle.flags.load(Ordering::Acquire);
+                    self.remove(st, i, leave_reason(flags));
+                }
+                Dropout::Panicked(p) => {
+                    st.counters.deliveries += 1;
+                    self.remove(st, i, Leave::Panicked("on_next", p));
+                }
+            }
+        }
+        st.dropouts = dropouts;
+    }
+
+    /// Visits every lagging subscriber.
     fn deliver(&self, st: &mut State<T>) {
         let mut r = 0;
-        while r < st.ready.len() {
-            match self.visit(st, r) {
-                Visited::Stay => r += 1,
-                Visited::Again | Visited::Left => {}
+        while r < st.roster.lagging.len() {
+            if self.visit(st, r) {
+                r += 1;
             }
         }
     }
 
-    /// Delivers to the subscriber at `ready[r]` everything it may have.
-    #[inline]
-    fn visit(&self, st: &mut State<T>, r: usize) -> Visited {
-        let i = st.ready[r] as usize;
+    /// Delivers to the subscriber at `lagging[r]` everything it may have, then moves its
+    /// cursor in the ring once. Returns `true` if it stays at `lagging[r]`; `false` if it
+    /// left (joined the group, parked, or was removed: another subscriber now sits at `r`).
+    fn visit(&self, st: &mut State<T>, r: usize) -> bool {
         let State {
             ring,
-            slab,
+            roster,
             counters,
             ..
         } = st;
-        let sub = slab[i].sub.as_mut().expect("ready subscribers are live");
+        let sub = &mut roster.lagging[r];
         let handle = &*sub.handle;
         let start = sub.cursor;
         let mut pos = start;
-        let stop = loop {
+        let mut panic = None;
+        loop {
             let Some(item) = ring.get(pos) else {
-                break Stop::CaughtUp;
+                break; // caught up
             };
             if sub.emitted == sub.limit {
                 counters.demand_reads += 1;
                 sub.limit = handle.demand.total();
                 if sub.emitted == sub.limit {
-                    break Stop::NoDemand;
+                    break;
                 }
             }
             if handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
-                break Stop::Cancelled;
+                break;
             }
             sub.emitted += 1;
             pos = pos.wrapping_add(1);
             let s = &mut sub.subscriber;
             // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
-                break Stop::Panicked(p);
+                panic = Some(p);
+                break;
             }
-        };
+        }
         let delivered = pos.wrapping_sub(start);
         counters.deliveries += delivered;
         sub.cursor = pos;
+        let caught_up = pos == ring.write_pos();
+        let out_of_demand = sub.emitted == sub.limit;
+        let flags = handle.flags.load(Ordering::Acquire);
+        let i = roster.slot_of_lagging(r);
         ring.moved(start, pos);
         #[cfg(test)]
         if st.quadratic {
-            self.scan_demand(st, delivered);
-        }
-        match stop {
-            Stop::CaughtUp => {
-                if st.completed {
-                    self.remove(st, i, Leave::Complete);
-                    return Visited::Left;
-                }
-                let sub = st.slab[i].sub.as_mut().expect("live");
-                if sub.emitted == sub.limit {
-                    st.counters.demand_reads += 1;
-                    sub.limit = sub.handle.demand.total();
-                    if sub.emitted == sub.limit && self.park(st, r, i) {
-                        return Visited::Left;
-                    }
-                }
-                // Nothing to read: new elements bring the next visit.
-                Visited::Stay
-            }
-            Stop::NoDemand => {
-                if self.park(st, r, i) {
-                    Visited::Left
-                } else {
-                    Visited::Again // demand arrived and elements wait: visit again now
-                }
-            }
-            Stop::Cancelled => {
-                let flags = st.slab[i]
-                    .sub
-                    .as_ref()
-                    .expect("live")
-                    .handle
-                    .flags
-                    .load(Ordering::Acquire);
-                let why = if flags & BAD_REQUEST != 0 {
-                    Leave::BadRequest
-                } else {
-                    Leave::Cancelled
-                };
-                self.remove(st, i, why);
-                Visited::Left
-            }
-            Stop::Panicked(p) => {
-                self.remove(st, i, Leave::Panicked("on_next", p));
-                Visited::Left
+            for _ in 0..delivered {
+                self.scan_demand(st);
             }
         }
+        if let Some(p) = panic {
+            self.remove(st, i, Leave::Panicked("on_next", p));
+        } else if flags & CANCELLED != 0 {
+            self.remove(st, i, leave_reason(flags));
+        } else if caught_up && st.completed {
+            self.remove(st, i, Leave::Complete);
+        } else if out_of_demand {
+            st.roster.move_to(i, Set::Parked);
+            self.park(st, i);
+        } else if caught_up {
+            st.roster.move_to(i, Set::Group);
+        } else {
+            return true; // not reached: it reads until caught up or out of demand
+        }
+        false
     }
 
-    /// Parks subscriber `i` (at `ready[r]`), whose demand is exhausted. Returns `true` if it
-    /// left the ready list, `false` if demand arrived meanwhile and it stays.
-    fn park(&self, st: &mut State<T>, r: usize, i: usize) -> bool {
-        let sub = st.slab[i].sub.as_mut().expect("live");
+    /// Parks subscriber `i` (already in the parked set), whose demand looked exhausted; if
+    /// demand arrived meanwhile, attaches it again instead.
+    fn park(&self, st: &mut State<T>, i: usize) {
+        let sub = st.roster.get_mut(i);
         let prev = sub.handle.flags.fetch_or(PARKED, Ordering::AcqRel);
-        if prev & CANCELLED == 0 {
-            // The flag's read-modify-write orders this read after any request that did not
-            // see PARKED set: that request's demand is visible here.
-            st.counters.demand_reads += 1;
-            let total = sub.handle.demand.total();
-            if total != sub.limit
-                && sub.handle.flags.fetch_and(!PARKED, Ordering::AcqRel) & PARKED != 0
-            {
-                sub.limit = total;
-                return false;
-            }
-            // Else a request un-parked it and queued its id: it comes back through the inbox.
+        if prev & CANCELLED != 0 {
+            return; // its leaving is queued
         }
-        sub.ready_pos = NOT_READY;
-        st.ready.swap_remove(r);
-        if let Some(&moved) = st.ready.get(r) {
-            st.slab[moved as usize]
-                .sub
-                .as_mut()
-                .expect("ready subscribers are live")
-                .ready_pos = r as u32;
+        // The flag's read-modify-write orders this read after any request that did not see
+        // PARKED set: that request's demand is visible here.
+        st.counters.demand_reads += 1;
+        let total = sub.handle.demand.total();
+        if total != sub.limit && sub.handle.flags.fetch_and(!PARKED, Ordering::AcqRel) & PARKED != 0
+        {
+            sub.limit = total;
+            self.attach(st, i);
         }
-        true
+        // Else a request un-parked it and queued its id: it comes back through the inbox.
     }
 
     /// Test-only quadratic variant: after each element read, recompute an upstream demand by
     /// scanning every subscription, as Pekko's `SubscriberManagement` does.
     #[cfg(test)]
-    fn scan_demand(&self, st: &mut State<T>, delivered: u64) {
-        for _ in 0..delivered {
-            let mut max = 0u64;
-            for slot in &st.slab {
-                if let Some(s) = &slot.sub {
-                    st.counters.demand_reads += 1;
-                    max = max.max(s.handle.demand.outstanding(s.emitted));
-                }
-            }
-            std::hint::black_box(max.min(st.ring.free() as u64));
+    fn scan_demand(&self, st: &mut State<T>) {
+        let mut max = 0u64;
+        for i in st.roster.slots() {
+            let s = st.roster.get(i);
+            st.counters.demand_reads += 1;
+            max = max.max(s.handle.demand.outstanding(s.emitted));
         }
+        std::hint::black_box(max.min(st.ring.free() as u64));
     }
 
     /// Processor: asks the upstream for the free space not already asked for, in batches of
@@ -977,6 +948,15 @@ impl<T: Clone + Send + 'static> Core<T> {
             let wait = (deadline - now).min(std::time::Duration::from_millis(50));
             let _ = c.joined_cv.wait_timeout(joined, wait);
         }
+    }
+}
+
+/// Why a subscriber whose `CANCELLED` flag is set leaves.
+fn leave_reason(flags: usize) -> Leave {
+    if flags & BAD_REQUEST != 0 {
+        Leave::BadRequest
+    } else {
+        Leave::Cancelled
     }
 }
 

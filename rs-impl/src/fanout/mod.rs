@@ -132,6 +132,7 @@ mod channel;
 mod core;
 mod processor;
 mod ring;
+mod roster;
 #[cfg(all(test, not(rs_loom)))]
 mod tests;
 

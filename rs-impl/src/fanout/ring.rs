@@ -141,6 +141,7 @@ impl<T> Ring<T> {
     }
 
     /// The maximum capacity.
+    #[cfg(test)]
     pub(crate) fn max_capacity(&self) -> usize {
         self.max
     }
@@ -152,11 +153,13 @@ impl<T> Ring<T> {
     }
 
     /// The number of readers.
+    #[cfg(test)]
     pub(crate) fn readers(&self) -> usize {
         self.readers as usize
     }
 
     /// The oldest retained position.
+    #[cfg(test)]
     pub(crate) fn read_pos(&self) -> u64 {
         self.read
     }
@@ -232,7 +235,7 @@ impl<T> Ring<T> {
     pub(crate) fn join(&mut self) -> u64 {
         self.readers += 1;
         let pos = self.read;
-        self.inc(pos);
+        self.inc(pos, 1);
         #[cfg(test)]
         if let Some(scan) = &mut self.scan {
             scan.push(pos);
@@ -243,7 +246,7 @@ impl<T> Ring<T> {
     /// Removes the reader whose cursor is `pos`; the elements only it still needed are dropped
     /// at once.
     pub(crate) fn leave(&mut self, pos: u64) {
-        self.dec(pos);
+        self.dec(pos, 1);
         self.readers -= 1;
         #[cfg(test)]
         if let Some(scan) = &mut self.scan {
@@ -262,35 +265,45 @@ impl<T> Ring<T> {
     /// what no reader needs any more. One call per reader per drain pass.
     #[inline]
     pub(crate) fn moved(&mut self, from: u64, to: u64) {
-        if from == to {
+        self.moved_many(from, to, 1);
+    }
+
+    /// Moves `n` readers whose cursors are all `from` to `to`: one count update for all of them
+    /// (the fanout's group of caught-up subscribers, which read each new element together).
+    #[inline]
+    pub(crate) fn moved_many(&mut self, from: u64, to: u64, n: u32) {
+        if from == to || n == 0 {
             return;
         }
         #[cfg(test)]
         if self.scan.is_some() {
-            return self.moved_scanning(from, to);
+            for _ in 0..n {
+                self.moved_scanning(from, to);
+            }
+            return;
         }
-        self.dec(from);
-        self.inc(to);
+        self.dec(from, n);
+        self.inc(to, n);
         if from == self.read {
             self.reclaim();
         }
     }
 
     #[inline]
-    fn inc(&mut self, pos: u64) {
+    fn inc(&mut self, pos: u64, n: u32) {
         if pos == self.write {
-            self.caught_up += 1;
+            self.caught_up += n;
         } else {
-            self.counts[(pos & self.mask) as usize] += 1;
+            self.counts[(pos & self.mask) as usize] += n;
         }
     }
 
     #[inline]
-    fn dec(&mut self, pos: u64) {
+    fn dec(&mut self, pos: u64, n: u32) {
         if pos == self.write {
-            self.caught_up -= 1;
+            self.caught_up -= n;
         } else {
-            self.counts[(pos & self.mask) as usize] -= 1;
+            self.counts[(pos & self.mask) as usize] -= n;
         }
     }
 
@@ -337,8 +350,8 @@ impl<T> Ring<T> {
     /// minimum (`updateReadIx`). The counts are kept too, so the invariants still hold.
     #[cfg(test)]
     fn moved_scanning(&mut self, from: u64, to: u64) {
-        self.dec(from);
-        self.inc(to);
+        self.dec(from, 1);
+        self.inc(to, 1);
         let scan = self.scan.as_mut().expect("scanning variant");
         // Per element read, as Pekko's `read` does it.
         let mut pos = from;
