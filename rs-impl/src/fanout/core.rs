@@ -757,10 +757,15 @@ impl<T: Clone + Send + 'static> Core<T> {
             };
             dropouts.push((j, dropout));
         }
-        // Those that did not take it stay at `at` (in the ring's counts too) and leave the
-        // group; highest index first, so that each `swap_remove` leaves the others in place.
-        for (j, _) in dropouts.iter_mut().rev() {
-            roster.group[*j].cursor = at;
+        // They leave the group, highest index first, so that each `swap_remove` leaves the
+        // others in place: at `at` if they did not take the element (as the ring counts them),
+        // after it if they did (a panicking `on_next`).
+        for (j, dropout) in dropouts.iter_mut().rev() {
+            let took = matches!(dropout, Dropout::Panicked(_));
+            roster.group[*j].cursor = if took { at.wrapping_add(1) } else { at };
+            if took {
+                ring.moved(at, at.wrapping_add(1));
+            }
             *j = roster.park_group_member(*j);
         }
         let took = roster.group.len();

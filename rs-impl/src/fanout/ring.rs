@@ -244,7 +244,8 @@ impl<T> Ring<T> {
     }
 
     /// Removes the reader whose cursor is `pos`; the elements only it still needed are dropped
-    /// at once.
+    /// at once. The last reader to leave takes with it what it has read (every reader there was
+    /// has read it) and leaves the rest, from its cursor on, for the next reader.
     pub(crate) fn leave(&mut self, pos: u64) {
         self.dec(pos, 1);
         self.readers -= 1;
@@ -256,7 +257,15 @@ impl<T> Ring<T> {
                 .expect("a reader at pos");
             scan.swap_remove(i);
         }
-        if pos == self.read {
+        if self.readers == 0 {
+            while self.read != pos {
+                self.cursor_reads += 1;
+                let i = (self.read & self.mask) as usize;
+                self.drop_slot(i);
+                self.read = self.read.wrapping_add(1);
+                self.released += 1;
+            }
+        } else if pos == self.read {
             self.reclaim();
         }
     }
@@ -352,7 +361,7 @@ impl<T> Ring<T> {
     fn moved_scanning(&mut self, from: u64, to: u64) {
         self.dec(from, 1);
         self.inc(to, 1);
-        let scan = self.scan.as_mut().expect("scanning variant");
+        let mut scan = self.scan.take().expect("scanning variant");
         // Per element read, as Pekko's `read` does it.
         let mut pos = from;
         let i = scan
@@ -377,6 +386,7 @@ impl<T> Ring<T> {
                 }
             }
         }
+        self.scan = Some(scan);
     }
 
     /// Checks invariants 1–4 (tests).
