@@ -822,10 +822,8 @@ impl<T: Clone + Send + 'static> Core<T> {
         let start = sub.cursor;
         let mut pos = start;
         let mut panic = None;
-        loop {
-            let Some(item) = ring.get(pos) else {
-                break; // caught up
-            };
+        // Until caught up, out of demand, cancelled or panicked.
+        while let Some(item) = ring.get(pos) {
             if sub.emitted == sub.limit {
                 counters.demand_reads += 1;
                 sub.limit = handle.demand.total();

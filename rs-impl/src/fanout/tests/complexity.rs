@@ -55,10 +55,15 @@ fn run(k: u64, one_by_one: bool, quadratic: bool) -> FanoutStats {
         }));
     }
     for i in 0..ELEMENTS {
-        tx.try_send(i).expect("lock-step subscribers keep the buffer empty");
+        tx.try_send(i)
+            .expect("lock-step subscribers keep the buffer empty");
     }
     let stats = p.stats();
-    assert_eq!(got.load(Ordering::Relaxed), k * ELEMENTS, "every element to everyone");
+    assert_eq!(
+        got.load(Ordering::Relaxed),
+        k * ELEMENTS,
+        "every element to everyone"
+    );
     assert_eq!(stats.deliveries, k * ELEMENTS);
     tx.complete();
     stats
@@ -72,7 +77,10 @@ fn assert_linear(one_by_one: bool, quadratic: bool) -> Result<(), String> {
         .map(|&k| (k, run(k, one_by_one, quadratic)))
         .collect();
     for (k, s) in &runs {
-        for (what, n) in [("cursor reads", s.cursor_reads), ("demand reads", s.demand_reads)] {
+        for (what, n) in [
+            ("cursor reads", s.cursor_reads),
+            ("demand reads", s.demand_reads),
+        ] {
             if n > 4 * k * ELEMENTS {
                 return Err(format!(
                     "{what} with {k} subscribers: {n} for {ELEMENTS} elements, more than 4 per \

@@ -52,6 +52,9 @@ enum Ev {
 
 type Log = Arc<Mutex<Vec<(usize, Ev)>>>;
 
+/// What the test keeps of a subscriber: its subscription (once subscribed) and its panic switch.
+type Controls = (Arc<Mutex<Option<SubscriptionRef>>>, Arc<AtomicBool>);
+
 /// What a recording subscriber does by itself.
 #[derive(Debug, Clone, Copy)]
 struct Behaviour {
@@ -295,7 +298,7 @@ struct Run {
     log: Log,
     model: Model,
     subject: Subject,
-    handles: BTreeMap<usize, (Arc<Mutex<Option<SubscriptionRef>>>, Arc<AtomicBool>)>,
+    handles: BTreeMap<usize, Controls>,
     next_id: usize,
     published: u64,
     /// The last operations, for the failure message.

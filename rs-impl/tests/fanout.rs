@@ -1,0 +1,990 @@
+//! Behaviour of the fanout through its public API: our versions of the thirteen cases of
+//! Pekko's `FanoutPublisherBehaviorSpec` (design/seed-designs.md §A.9; `pekko_…` tests), then
+//! the producer handle (`try_send`, blocking and async `send`, `complete`, `fail`, drop), the
+//! processor's upstream side, and the contract items of the module docs (backpressure, late
+//! subscribers, cancel, `request(0)`, panics, memory).
+#![cfg(not(rs_loom))]
+// Test probes use std atomics and locks directly; the facade ban targets rs-impl's sources.
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use rs_api::{
+    Error, Publisher, PublisherExt, SpecViolation, Subscriber, Subscription, SubscriptionRef,
+    UNBOUNDED,
+};
+use rs_impl::fanout::{
+    self, ConfigError, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy,
+    TimeoutMode, TrySendError,
+};
+use rs_impl::source;
+use rs_impl::subscriber::{collect, RequestStrategy};
+
+// ----- helpers -------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+enum Ev {
+    Sub,
+    Next(u64),
+    Complete,
+    Error(String),
+}
+
+/// A subscriber that records its signals and whose subscription the test drives.
+#[derive(Clone, Default)]
+struct Probe {
+    events: Arc<Mutex<Vec<Ev>>>,
+    sub: Arc<Mutex<Option<SubscriptionRef>>>,
+    errors: Arc<Mutex<Vec<Error>>>,
+    /// Requested from `on_subscribe`.
+    initial: u64,
+    /// Panics in `on_next` of this element.
+    panic_at: Option<u64>,
+    /// The thread each `on_next` ran on.
+    threads: Arc<Mutex<Vec<std::thread::ThreadId>>>,
+}
+
+impl Probe {
+    fn new(initial: u64) -> Probe {
+        Probe {
+            initial,
+            ..Probe::default()
+        }
+    }
+    fn events(&self) -> Vec<Ev> {
+        self.events.lock().unwrap().clone()
+    }
+    fn nexts(&self) -> Vec<u64> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Ev::Next(v) => Some(v),
+                _ => None,
+            })
+            .collect()
+    }
+    fn request(&self, n: u64) {
+        let s = self.sub.lock().unwrap().clone().expect("subscribed");
+        s.request(n);
+    }
+    fn cancel(&self) {
+        let s = self.sub.lock().unwrap().clone().expect("subscribed");
+        s.cancel();
+    }
+    fn last_error(&self) -> Error {
+        self.errors
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .expect("an error")
+    }
+}
+
+impl Subscriber<u64> for Probe {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        self.events.lock().unwrap().push(Ev::Sub);
+        *self.sub.lock().unwrap() = Some(s.clone());
+        if self.initial > 0 {
+            s.request(self.initial);
+        }
+    }
+    fn on_next(&mut self, v: u64) {
+        self.events.lock().unwrap().push(Ev::Next(v));
+        self.threads
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
+        if self.panic_at == Some(v) {
+            panic!("probe: deliberate panic at {v}");
+        }
+    }
+    fn on_error(&mut self, e: Error) {
+        self.events.lock().unwrap().push(Ev::Error(e.to_string()));
+        self.errors.lock().unwrap().push(e);
+        *self.sub.lock().unwrap() = None;
+    }
+    fn on_complete(&mut self) {
+        self.events.lock().unwrap().push(Ev::Complete);
+        *self.sub.lock().unwrap() = None;
+    }
+}
+
+/// An upstream driven by hand: records requests and cancel.
+#[derive(Default)]
+struct Manual {
+    requested: AtomicU64,
+    cancelled: AtomicBool,
+}
+
+impl Subscription for Manual {
+    fn request(&self, n: u64) {
+        self.requested.fetch_add(n, Ordering::SeqCst);
+    }
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+}
+
+fn processor(
+    initial: usize,
+    max: usize,
+) -> (FanoutProcessor<u64>, Arc<Manual>, FanoutProcessor<u64>) {
+    let p = FanoutProcessor::new(FanoutConfig::with_capacities(initial, max).unwrap());
+    let up = Arc::new(Manual::default());
+    let mut upstream_side = p.clone();
+    upstream_side.on_subscribe(up.clone());
+    (p, up, upstream_side)
+}
+
+fn nexts(range: std::ops::Range<u64>) -> Vec<Ev> {
+    range.map(Ev::Next).collect()
+}
+
+fn seq(parts: &[&[Ev]]) -> Vec<Ev> {
+    parts.concat()
+}
+
+fn err(e: &Error) -> Ev {
+    Ev::Error(e.to_string())
+}
+
+fn shutdown() -> Ev {
+    Ev::Error(Error::from(FanoutError::ShutDown).to_string())
+}
+
+/// Silences the panic hook for the probes' deliberate panics only.
+fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !msg.contains("deliberate") {
+                previous(info);
+            }
+        }));
+    });
+}
+
+// ----- Pekko's FanoutPublisherBehaviorSpec, our versions --------------------------------------
+
+#[test]
+fn pekko_upstream_failure_reaches_late_subscribers_without_a_subscription() {
+    let (p, _up, mut upstream) = processor(4, 4);
+    let e = Error::msg("upstream failed");
+    upstream.on_error(e.clone());
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(
+        late.events(),
+        vec![Ev::Sub, err(&e)],
+        "on_subscribe first (1.9), then the error"
+    );
+    assert!(late.last_error().ptr_eq(&e), "the same failure");
+}
+
+#[test]
+fn pekko_failure_reaches_active_and_late_subscribers() {
+    let (p, _up, mut upstream) = processor(4, 4);
+    let active = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(active.clone()));
+    upstream.on_next(1);
+    let e = Error::msg("boom");
+    upstream.on_error(e.clone());
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(active.events(), vec![Ev::Sub, Ev::Next(1), err(&e)]);
+    assert_eq!(late.events(), vec![Ev::Sub, err(&e)]);
+}
+
+#[test]
+fn pekko_failure_reaches_all_active_subscribers_at_once_dropping_backlogs() {
+    let (p, up, mut upstream) = processor(4, 4);
+    let (a, b, c) = (Probe::new(UNBOUNDED), Probe::new(1), Probe::new(0));
+    for s in [&a, &b, &c] {
+        p.subscribe(Box::new(s.clone()));
+    }
+    for i in 0..3 {
+        upstream.on_next(i);
+    }
+    let e = Error::msg("boom");
+    upstream.on_error(e.clone());
+    assert_eq!(a.events(), seq(&[&[Ev::Sub], &nexts(0..3), &[err(&e)]]));
+    assert_eq!(
+        b.events(),
+        vec![Ev::Sub, Ev::Next(0), err(&e)],
+        "backlog dropped"
+    );
+    assert_eq!(c.events(), vec![Ev::Sub, err(&e)], "without demand too");
+    assert!(
+        !up.cancelled.load(Ordering::SeqCst),
+        "4.2: a failed upstream is not cancelled"
+    );
+    assert_eq!(p.stats().buffered, 0);
+}
+
+#[test]
+fn pekko_completion_with_zero_subscribers_gives_late_ones_an_empty_stream() {
+    let (p, _up, mut upstream) = processor(4, 4);
+    upstream.on_complete();
+    let late = Probe::new(0);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(
+        late.events(),
+        vec![Ev::Sub, Ev::Complete],
+        "without a request (1.5, 2.9)"
+    );
+}
+
+#[test]
+fn pekko_active_and_late_subscribers_complete() {
+    let (p, _up, mut upstream) = processor(4, 4);
+    let active = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(active.clone()));
+    upstream.on_next(7);
+    upstream.on_complete();
+    let late = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(active.events(), vec![Ev::Sub, Ev::Next(7), Ev::Complete]);
+    assert_eq!(late.events(), vec![Ev::Sub, Ev::Complete]);
+}
+
+#[test]
+fn pekko_multiple_active_subscribers_complete() {
+    let p = FanoutProcessor::<u64>::new(FanoutConfig::new(4).unwrap());
+    let probes: Vec<Probe> = (0..3).map(|_| Probe::new(UNBOUNDED)).collect();
+    for s in &probes {
+        p.subscribe(Box::new(s.clone()));
+    }
+    source::range(0u64..10).subscribe_with(p.clone());
+    for s in &probes {
+        assert_eq!(
+            s.events(),
+            seq(&[&[Ev::Sub], &nexts(0..10), &[Ev::Complete]])
+        );
+    }
+}
+
+#[test]
+fn pekko_one_of_two_cancels_before_completion_and_the_other_keeps_running() {
+    let (p, up, mut upstream) = processor(1, 1);
+    let (a, b) = (Probe::new(1), Probe::new(1));
+    p.subscribe(Box::new(a.clone()));
+    p.subscribe(Box::new(b.clone()));
+    upstream.on_next(0);
+    a.cancel();
+    for i in 1..5 {
+        assert_eq!(
+            up.requested.load(Ordering::SeqCst),
+            i + 1,
+            "buffer 1: one element asked for at a time"
+        );
+        b.request(1);
+        upstream.on_next(i);
+    }
+    upstream.on_complete();
+    assert_eq!(a.events(), vec![Ev::Sub, Ev::Next(0)]);
+    assert_eq!(
+        b.events(),
+        seq(&[&[Ev::Sub], &nexts(0..5), &[Ev::Complete]])
+    );
+    assert!(!up.cancelled.load(Ordering::SeqCst));
+}
+
+#[test]
+fn pekko_two_concurrent_subscribers_get_the_same_elements_and_complete() {
+    for _ in 0..20 {
+        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+        let (a, ra) = collect(RequestStrategy::OneByOne);
+        let (b, rb) = collect(RequestStrategy::Prefetch(2));
+        p.subscribe(Box::new(a));
+        p.subscribe(Box::new(b));
+        let producer = std::thread::spawn(move || {
+            for i in 1..=3 {
+                tx.send(i).unwrap();
+            }
+        });
+        let ta = std::thread::spawn(move || ra.wait().unwrap());
+        let tb = std::thread::spawn(move || rb.wait().unwrap());
+        producer.join().unwrap();
+        assert_eq!(ta.join().unwrap(), vec![1, 2, 3]);
+        assert_eq!(tb.join().unwrap(), vec![1, 2, 3]);
+    }
+}
+
+#[test]
+fn pekko_slow_subscriber_drains_its_backlog_after_completion_then_late_ones_complete() {
+    let (p, _up, mut upstream) = processor(4, 4);
+    let (fast, slow) = (Probe::new(UNBOUNDED), Probe::new(1));
+    p.subscribe(Box::new(fast.clone()));
+    p.subscribe(Box::new(slow.clone()));
+    for i in 0..4 {
+        upstream.on_next(i);
+    }
+    upstream.on_complete();
+    assert_eq!(
+        fast.events(),
+        seq(&[&[Ev::Sub], &nexts(0..4), &[Ev::Complete]])
+    );
+    assert_eq!(
+        slow.events(),
+        vec![Ev::Sub, Ev::Next(0)],
+        "its backlog waits for demand"
+    );
+    slow.request(10);
+    assert_eq!(
+        slow.events(),
+        seq(&[&[Ev::Sub], &nexts(0..4), &[Ev::Complete]])
+    );
+    // Pekko answers this late subscriber with NormalShutdown (its stage stopped when the last
+    // subscriber left); here the stream completed, so a late subscriber is completed.
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(late.events(), vec![Ev::Sub, Ev::Complete]);
+}
+
+#[test]
+fn pekko_last_subscriber_failing_cancels_upstream_and_late_ones_get_shutdown() {
+    quiet_deliberate_panics();
+    let (p, up, mut upstream) = processor(4, 4);
+    let mut failing = Probe::new(UNBOUNDED);
+    failing.panic_at = Some(1);
+    p.subscribe(Box::new(failing.clone()));
+    upstream.on_next(0);
+    upstream.on_next(1);
+    assert!(
+        up.cancelled.load(Ordering::SeqCst),
+        "the last subscriber left: upstream cancelled"
+    );
+    upstream.on_next(2); // in flight when the cancel reached it: dropped
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(failing.events(), vec![Ev::Sub, Ev::Next(0), Ev::Next(1)]);
+    assert_eq!(late.events(), vec![Ev::Sub, shutdown()]);
+    assert_eq!(
+        late.last_error().downcast_ref::<FanoutError>(),
+        Some(&FanoutError::ShutDown)
+    );
+}
+
+#[test]
+fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
+    let config = FanoutConfig::new(4)
+        .unwrap()
+        .subscription_timeout(Duration::from_millis(50), TimeoutMode::Cancel);
+    let p = FanoutProcessor::<u64>::new(config);
+    let up = Arc::new(Manual::default());
+    p.clone().on_subscribe(up.clone());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !up.cancelled.load(Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the timeout never fired"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(
+        late.last_error().downcast_ref::<FanoutError>(),
+        Some(&FanoutError::SubscriptionTimeout(Duration::from_millis(50)))
+    );
+    // The channel's producer sees it closed.
+    let config = FanoutConfig::new(4)
+        .unwrap()
+        .subscription_timeout(Duration::from_millis(20), TimeoutMode::Cancel);
+    let (mut tx, _p) = fanout::channel::<u64>(config);
+    assert!(tx.send(1).is_ok(), "room before anyone subscribed");
+    let mut tries = 0;
+    while !tx.is_closed() {
+        tries += 1;
+        assert!(tries < 2000, "the channel never closed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(tx.try_send(2).unwrap_err().is_closed());
+}
+
+#[test]
+fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
+    let warned = Arc::new(AtomicUsize::new(0));
+    let w = warned.clone();
+    let config = FanoutConfig::new(4).unwrap().subscription_timeout(
+        Duration::from_millis(20),
+        TimeoutMode::Warn(Arc::new(move |_| {
+            w.fetch_add(1, Ordering::SeqCst);
+        })),
+    );
+    let (mut tx, p) = fanout::channel::<u64>(config);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while warned.load(Ordering::SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline, "never warned");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let late = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(late.clone()));
+    tx.send(5).unwrap();
+    tx.complete();
+    assert_eq!(late.events(), vec![Ev::Sub, Ev::Next(5), Ev::Complete]);
+    assert_eq!(warned.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn pekko_abrupt_termination_the_producer_panics() {
+    quiet_deliberate_panics();
+    let (tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let active = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(active.clone()));
+    let producer = std::thread::spawn(move || {
+        let mut tx = tx;
+        tx.send(1).unwrap();
+        panic!("producer: deliberate panic");
+    });
+    assert!(producer.join().is_err());
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    let crashed = Error::from(FanoutError::ProducerPanicked).to_string();
+    assert_eq!(
+        active.events(),
+        vec![Ev::Sub, Ev::Next(1), Ev::Error(crashed.clone())]
+    );
+    assert_eq!(
+        late.events(),
+        vec![Ev::Sub, Ev::Error(crashed)],
+        "not mistaken for completion"
+    );
+}
+
+// ----- the producer handle ---------------------------------------------------------------------
+
+#[test]
+fn try_send_hands_the_element_back_when_full_or_closed() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let slow = Probe::new(0);
+    p.subscribe(Box::new(slow.clone()));
+    tx.try_send(1).unwrap();
+    tx.try_send(2).unwrap();
+    assert!(matches!(tx.try_send(3), Err(TrySendError::Full(3))));
+    slow.request(1);
+    tx.try_send(3).unwrap(); // the slowest read one: one slot free
+    assert!(tx.try_send(4).unwrap_err().is_full());
+    slow.cancel(); // last subscriber gone: the channel closes (CancelUpstream)
+    assert!(matches!(tx.try_send(4), Err(TrySendError::Closed(4))));
+    assert!(tx.is_closed());
+    assert_eq!(tx.send(5).unwrap_err().into_inner(), 5);
+    assert_eq!(
+        futures::executor::block_on(tx.send_async(6)).unwrap_err().0,
+        6
+    );
+}
+
+#[test]
+fn blocking_send_waits_for_space_and_resumes_when_the_slowest_reads() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let slow = Probe::new(0);
+    p.subscribe(Box::new(slow.clone()));
+    let producer = std::thread::spawn(move || {
+        for i in 0..10 {
+            tx.send(i).unwrap();
+        }
+    });
+    let mut requested = 0;
+    while slow.nexts().len() < 10 {
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(p.stats().buffered <= 2);
+        slow.request(1);
+        requested += 1;
+        assert!(requested < 10_000, "the producer never resumed");
+    }
+    producer.join().unwrap();
+    assert_eq!(slow.nexts(), (0..10).collect::<Vec<_>>());
+}
+
+/// Counts wakes; the test polls by hand, so a wake that never comes shows as a hang-free
+/// failure.
+#[derive(Default)]
+struct CountingWaker(AtomicUsize);
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn async_send_is_woken_through_its_waker_when_space_frees() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(1).unwrap());
+    let slow = Probe::new(0);
+    p.subscribe(Box::new(slow.clone()));
+    tx.try_send(0).unwrap();
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(counter.clone());
+    let mut cx = Context::from_waker(&waker);
+    {
+        let mut fut = tx.send_async(1);
+        assert!(
+            Pin::new(&mut fut).poll(&mut cx).is_pending(),
+            "full: pending"
+        );
+        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending(), "still full");
+        assert_eq!(counter.0.load(Ordering::SeqCst), 0, "no wake without space");
+        slow.request(1); // delivers 0 on this thread, which frees the slot
+        assert_eq!(
+            counter.0.load(Ordering::SeqCst),
+            1,
+            "woken once, by the drain that freed space"
+        );
+        assert!(matches!(
+            Pin::new(&mut fut).poll(&mut cx),
+            Poll::Ready(Ok(()))
+        ));
+    }
+    // A dropped future withdraws its element and its registration.
+    {
+        let mut fut = tx.send_async(2);
+        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+    }
+    slow.request(2);
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        1,
+        "no wake for a dropped future"
+    );
+    assert_eq!(slow.nexts(), vec![0, 1]);
+    // Closing wakes a waiting future, which then reports the element back.
+    tx.try_send(3).unwrap(); // delivered: slow had 1 outstanding
+    tx.try_send(4).unwrap(); // buffered: the buffer is full again
+    let mut fut = tx.send_async(5);
+    assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+    slow.cancel(); // the last subscriber leaves: the channel closes
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        2,
+        "closing wakes the waiting sender"
+    );
+    assert!(matches!(Pin::new(&mut fut).poll(&mut cx), Poll::Ready(Err(e)) if e.0 == 5));
+}
+
+#[test]
+fn async_send_on_an_executor_with_a_subscriber_on_another_thread() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (s, result) = collect(RequestStrategy::OneByOne);
+    p.subscribe(Box::new(s));
+    let producer = std::thread::spawn(move || {
+        futures::executor::block_on(async move {
+            for i in 0..1000 {
+                tx.send_async(i).await.unwrap();
+            }
+        })
+    });
+    producer.join().unwrap();
+    assert_eq!(result.wait().unwrap(), (0..1000).collect::<Vec<_>>());
+}
+
+#[test]
+fn complete_fail_and_drop() {
+    let (tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let a = Probe::new(1);
+    p.subscribe(Box::new(a.clone()));
+    tx.complete();
+    assert_eq!(a.events(), vec![Ev::Sub, Ev::Complete]);
+
+    let (tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let a = Probe::new(1);
+    p.subscribe(Box::new(a.clone()));
+    let e = Error::msg("producer failed");
+    tx.fail(e.clone());
+    assert!(a.last_error().ptr_eq(&e));
+
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    tx.send(1).unwrap();
+    drop(tx);
+    assert_eq!(
+        a.events(),
+        vec![Ev::Sub, Ev::Next(1), Ev::Complete],
+        "dropping completes"
+    );
+}
+
+#[test]
+fn delivery_runs_on_the_producers_thread() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    let producer = std::thread::spawn(move || {
+        tx.send(1).unwrap();
+        std::thread::current().id()
+    });
+    let id = producer.join().unwrap();
+    assert_eq!(*a.threads.lock().unwrap(), vec![id]);
+}
+
+// ----- contract --------------------------------------------------------------------------------
+
+#[test]
+fn late_subscribers_start_at_the_oldest_retained_element() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    // Nobody subscribed: everything is retained for the first subscriber.
+    for i in 0..3 {
+        tx.try_send(i).unwrap();
+    }
+    let (slow, fast) = (Probe::new(0), Probe::new(UNBOUNDED));
+    p.subscribe(Box::new(slow.clone()));
+    p.subscribe(Box::new(fast.clone()));
+    for i in 3..6 {
+        tx.try_send(i).unwrap();
+    }
+    slow.request(1); // slow read 0: retained are 1..6
+    let late = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(slow.nexts(), vec![0]);
+    assert_eq!(fast.nexts(), (0..6).collect::<Vec<_>>());
+    assert_eq!(late.nexts(), (1..6).collect::<Vec<_>>());
+    // A subscriber alone reclaims as it reads: one joining after it starts after what it read.
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    for i in 0..3 {
+        tx.try_send(i).unwrap();
+    }
+    let first = Probe::new(1);
+    p.subscribe(Box::new(first.clone()));
+    let second = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(second.clone()));
+    assert_eq!(second.nexts(), vec![1, 2]);
+}
+
+#[test]
+fn the_fastest_leads_the_slowest_by_at_most_the_maximum() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(1, 4).unwrap());
+    let (slow, fast) = (Probe::new(0), Probe::new(UNBOUNDED));
+    p.subscribe(Box::new(slow.clone()));
+    p.subscribe(Box::new(fast.clone()));
+    let mut sent = 0;
+    while tx.try_send(sent).is_ok() {
+        sent += 1;
+    }
+    assert_eq!(sent, 4);
+    assert_eq!(fast.nexts().len(), 4);
+    assert_eq!(p.stats().capacity, 4, "grew 1 -> 4, no further");
+    for round in 0..20 {
+        slow.request(1);
+        tx.try_send(sent).unwrap();
+        sent += 1;
+        assert!(
+            tx.try_send(sent).is_err(),
+            "round {round}: the lead stays at 4"
+        );
+        assert_eq!(fast.nexts().len() - slow.nexts().len(), 4);
+    }
+}
+
+#[test]
+fn upstream_demand_never_exceeds_the_free_space() {
+    let (p, up, mut upstream) = processor(2, 8);
+    assert_eq!(
+        up.requested.load(Ordering::SeqCst),
+        8,
+        "the whole buffer at once"
+    );
+    let slow = Probe::new(0);
+    p.subscribe(Box::new(slow.clone()));
+    let mut sent = 0u64;
+    for round in 0..200 {
+        while sent < up.requested.load(Ordering::SeqCst) {
+            upstream.on_next(sent);
+            sent += 1;
+        }
+        let outstanding = up.requested.load(Ordering::SeqCst) - sent;
+        let free = 8 - p.stats().buffered as u64;
+        assert!(
+            outstanding <= free,
+            "round {round}: {outstanding} asked, {free} free"
+        );
+        slow.request(1 + round % 3);
+    }
+    assert_eq!(
+        slow.nexts(),
+        (0..slow.nexts().len() as u64).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn processor_requests_in_batches_of_a_quarter() {
+    let (p, up, mut upstream) = processor(16, 16);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    assert_eq!(up.requested.load(Ordering::SeqCst), 16);
+    for i in 0..3 {
+        upstream.on_next(i);
+    }
+    assert_eq!(
+        up.requested.load(Ordering::SeqCst),
+        16,
+        "3 free: below the batch of 4"
+    );
+    upstream.on_next(3);
+    assert_eq!(up.requested.load(Ordering::SeqCst), 20);
+}
+
+#[test]
+fn processor_cancels_a_second_upstream_and_fails_on_an_upstream_overflow() {
+    let (p, up, mut upstream) = processor(2, 2);
+    let second = Arc::new(Manual::default());
+    upstream.on_subscribe(second.clone());
+    assert!(second.cancelled.load(Ordering::SeqCst), "2.5");
+    let a = Probe::new(0);
+    p.subscribe(Box::new(a.clone()));
+    upstream.on_next(0);
+    upstream.on_next(1);
+    upstream.on_next(2); // never requested: rule 1.1 broken upstream
+    assert!(up.cancelled.load(Ordering::SeqCst));
+    assert_eq!(
+        a.last_error().downcast_ref::<FanoutError>(),
+        Some(&FanoutError::UpstreamOverflow)
+    );
+}
+
+#[test]
+fn cancel_frees_the_hold_on_the_buffer_at_once() {
+    let payload = Arc::new(());
+    let (mut tx, p) = fanout::channel::<Arc<()>>(
+        FanoutConfig::new(4)
+            .unwrap()
+            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+    );
+    let slow = Arc::new(Mutex::new(None::<SubscriptionRef>));
+    struct Hold(Arc<Mutex<Option<SubscriptionRef>>>);
+    impl Subscriber<Arc<()>> for Hold {
+        fn on_subscribe(&mut self, s: SubscriptionRef) {
+            *self.0.lock().unwrap() = Some(s);
+        }
+        fn on_next(&mut self, _: Arc<()>) {}
+        fn on_error(&mut self, _: Error) {}
+        fn on_complete(&mut self) {}
+    }
+    p.subscribe(Box::new(Hold(slow.clone())));
+    let (fast, fast_result) = collect::<Arc<()>>(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(fast));
+    for _ in 0..4 {
+        tx.try_send(payload.clone()).unwrap();
+    }
+    assert!(tx.try_send(payload.clone()).unwrap_err().is_full());
+    assert_eq!(
+        Arc::strong_count(&payload),
+        1 + 4 + 4,
+        "4 buffered, 4 collected"
+    );
+    let s = slow.lock().unwrap().take().unwrap();
+    s.cancel();
+    assert_eq!(
+        Arc::strong_count(&payload),
+        1 + 4,
+        "the buffer let go at once"
+    );
+    tx.try_send(payload.clone()).unwrap();
+    s.cancel(); // 3.7
+    s.request(1); // 3.6
+    drop(tx);
+    assert_eq!(fast_result.wait().unwrap().len(), 5);
+    assert_eq!(Arc::strong_count(&payload), 1, "no leak");
+}
+
+#[test]
+fn keep_buffering_for_the_next_subscriber() {
+    let (mut tx, p) = fanout::channel::<u64>(
+        FanoutConfig::new(4)
+            .unwrap()
+            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+    );
+    let a = Probe::new(2);
+    p.subscribe(Box::new(a.clone()));
+    for i in 0..4 {
+        tx.try_send(i).unwrap();
+    }
+    a.cancel();
+    assert!(!tx.is_closed());
+    tx.try_send(4).unwrap();
+    tx.try_send(5).unwrap();
+    assert!(tx.try_send(6).unwrap_err().is_full(), "up to the maximum");
+    let b = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(b.clone()));
+    assert_eq!(a.nexts(), vec![0, 1]);
+    assert_eq!(
+        b.nexts(),
+        vec![2, 3, 4, 5],
+        "what the last one had not read, and after"
+    );
+}
+
+#[test]
+fn request_zero_fails_only_that_subscriber() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (bad, good) = (Probe::new(1), Probe::new(UNBOUNDED));
+    p.subscribe(Box::new(bad.clone()));
+    p.subscribe(Box::new(good.clone()));
+    tx.send(0).unwrap();
+    bad.request(0);
+    for i in 1..10 {
+        tx.send(i).unwrap();
+    }
+    tx.complete();
+    assert_eq!(
+        bad.last_error().spec_violation(),
+        Some(&SpecViolation::NonPositiveRequest)
+    );
+    assert!(bad.last_error().to_string().contains("3.9"));
+    assert_eq!(bad.nexts(), vec![0]);
+    assert_eq!(
+        good.events(),
+        seq(&[&[Ev::Sub], &nexts(0..10), &[Ev::Complete]])
+    );
+}
+
+#[test]
+fn demand_saturates_and_large_requests_mean_unbounded() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let a = Probe::new(0);
+    p.subscribe(Box::new(a.clone()));
+    a.request(i64::MAX as u64 / 2);
+    a.request(i64::MAX as u64 / 2);
+    a.request(UNBOUNDED);
+    a.request(UNBOUNDED);
+    for i in 0..100 {
+        tx.send(i).unwrap();
+    }
+    tx.complete();
+    assert_eq!(
+        a.events(),
+        seq(&[&[Ev::Sub], &nexts(0..100), &[Ev::Complete]])
+    );
+}
+
+#[test]
+fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
+    quiet_deliberate_panics();
+    let reported = Arc::new(AtomicUsize::new(0));
+    let r = reported.clone();
+    let _ = rs_impl::report::set_panic_reporter(move |v| {
+        if v.to_string().contains("deliberate") {
+            r.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let mut bad = Probe::new(UNBOUNDED);
+    bad.panic_at = Some(3);
+    let good: Vec<Probe> = (0..3).map(|_| Probe::new(UNBOUNDED)).collect();
+    p.subscribe(Box::new(bad.clone()));
+    for g in &good {
+        p.subscribe(Box::new(g.clone()));
+    }
+    for i in 0..20 {
+        tx.send(i).unwrap();
+    }
+    tx.complete();
+    assert_eq!(bad.nexts(), vec![0, 1, 2, 3]);
+    for g in &good {
+        assert_eq!(
+            g.events(),
+            seq(&[&[Ev::Sub], &nexts(0..20), &[Ev::Complete]])
+        );
+    }
+    // The reporter is process-wide; another test may have installed it first.
+    if reported.load(Ordering::SeqCst) > 0 {
+        assert_eq!(reported.load(Ordering::SeqCst), 1);
+    }
+}
+
+#[test]
+fn panics_in_on_subscribe_and_terminal_signals_do_not_escape() {
+    quiet_deliberate_panics();
+    struct Boom(&'static str);
+    impl Subscriber<u64> for Boom {
+        fn on_subscribe(&mut self, s: SubscriptionRef) {
+            s.request(UNBOUNDED);
+            if self.0 == "subscribe" {
+                panic!("deliberate on_subscribe");
+            }
+        }
+        fn on_next(&mut self, _: u64) {}
+        fn on_error(&mut self, _: Error) {
+            panic!("deliberate on_error");
+        }
+        fn on_complete(&mut self) {
+            panic!("deliberate on_complete");
+        }
+    }
+    let (mut tx, p) = fanout::channel::<u64>(
+        FanoutConfig::new(2)
+            .unwrap()
+            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+    );
+    p.subscribe(Box::new(Boom("subscribe")));
+    p.subscribe(Box::new(Boom("complete")));
+    tx.send(1).unwrap();
+    tx.complete();
+    let (tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    p.subscribe(Box::new(Boom("error")));
+    tx.fail(Error::msg("x"));
+    p.subscribe(Box::new(Boom("error")));
+}
+
+#[test]
+fn config_errors_are_typed() {
+    assert_eq!(FanoutConfig::new(0).unwrap_err(), ConfigError::ZeroCapacity);
+    assert!(matches!(
+        FanoutConfig::new(fanout::MAX_CAPACITY + 1),
+        Err(ConfigError::TooLarge { .. })
+    ));
+    assert_eq!(
+        FanoutConfig::with_capacities(3, 2).unwrap_err(),
+        ConfigError::InitialAboveMax { initial: 4, max: 2 }
+    );
+    let c = FanoutConfig::with_capacities(3, 5).unwrap();
+    assert_eq!((c.initial_capacity(), c.max_capacity()), (4, 8));
+}
+
+#[test]
+fn many_subscribers_many_threads_no_loss() {
+    // Subscribers request from their own threads while the producer sends from another.
+    for _ in 0..5 {
+        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(2, 16).unwrap());
+        let handles: Vec<_> = (0..8)
+            .map(|k| {
+                let (s, r) = collect(if k % 2 == 0 {
+                    RequestStrategy::OneByOne
+                } else {
+                    RequestStrategy::Prefetch(3)
+                });
+                p.subscribe(Box::new(s));
+                r
+            })
+            .collect();
+        let producer = std::thread::spawn(move || {
+            for i in 0..5_000 {
+                tx.send(i).unwrap();
+            }
+        });
+        let waiters: Vec<_> = handles
+            .into_iter()
+            .map(|r| std::thread::spawn(move || r.wait().unwrap()))
+            .collect();
+        producer.join().unwrap();
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), (0..5_000).collect::<Vec<_>>());
+        }
+    }
+}
