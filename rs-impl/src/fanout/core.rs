@@ -463,6 +463,8 @@ impl<T: Clone + Send + 'static> Core<T> {
         }
         self.replenish(st);
         let delta = st.ring.released().wrapping_sub(released);
+        #[cfg(rs_loom)]
+        let producer = producer || self.config.fault == super::Fault::NoWakeOnSpace;
         if delta != 0 && self.channel {
             if producer {
                 // Nobody else writes `space` while we drain, and the producer (this thread)
@@ -512,7 +514,10 @@ impl<T: Clone + Send + 'static> Core<T> {
         }
         for id in taken.woken.drain(..) {
             if let Some(i) = st.roster.live(id) {
-                if st.roster.set_of(i) == Set::Parked {
+                // A wake-up is stale when the subscriber was attached since (by `join`) and
+                // parked again: `PARKED` is then set once more, and the next request posts anew.
+                let flags = st.roster.get(i).handle.flags.load(Ordering::Acquire);
+                if st.roster.set_of(i) == Set::Parked && flags & PARKED == 0 {
                     self.attach(st, i);
                 }
             }
@@ -578,6 +583,12 @@ impl<T: Clone + Send + 'static> Core<T> {
         st.completed = true;
         st.upstream = None;
         for i in st.roster.slots() {
+            #[cfg(rs_loom)]
+            if self.config.fault == super::Fault::CompleteSkipsParked
+                && st.roster.set_of(i) != Set::Group
+            {
+                continue;
+            }
             if self.position(st, i) == st.ring.write_pos() {
                 self.remove(st, i, Leave::Complete);
             }
@@ -681,7 +692,13 @@ impl<T: Clone + Send + 'static> Core<T> {
     fn remove(&self, st: &mut State<T>, i: usize, why: Leave) {
         self.detach(st, i);
         let mut sub = st.roster.take(i);
-        st.ring.leave(sub.cursor);
+        #[cfg(rs_loom)]
+        let keep_hold = self.config.fault == super::Fault::LeaveKeepsHold;
+        #[cfg(not(rs_loom))]
+        let keep_hold = false;
+        if !keep_hold {
+            st.ring.leave(sub.cursor);
+        }
         let last = st.roster.len() == 0;
         sub.handle.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         let s = &mut sub.subscriber;
@@ -881,6 +898,10 @@ impl<T: Clone + Send + 'static> Core<T> {
         let prev = sub.handle.flags.fetch_or(PARKED, Ordering::AcqRel);
         if prev & CANCELLED != 0 {
             return; // its leaving is queued
+        }
+        #[cfg(rs_loom)]
+        if self.config.fault == super::Fault::ParkWithoutRecheck {
+            return;
         }
         // The flag's read-modify-write orders this read after any request that did not see
         // PARKED set: that request's demand is visible here.

@@ -253,6 +253,30 @@ pub struct FanoutConfig {
     /// Tests: the quadratic variant (Pekko before #3730) for the complexity regression.
     #[cfg(test)]
     quadratic: bool,
+    /// Loom builds: a deliberately broken variant, for the loom models' broken twins.
+    #[cfg(rs_loom)]
+    fault: Fault,
+}
+
+/// Loom builds only: deliberately broken variants of the fanout, one mechanism disabled each,
+/// so that the loom models (`rs-impl/tests/loom/fanout.rs`) can show that they reject the bug
+/// each mechanism prevents. Never use these anywhere else.
+#[cfg(rs_loom)]
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fault {
+    /// The real fanout.
+    #[default]
+    None,
+    /// A leaving subscriber keeps its hold on the buffer (its cursor stays in the ring).
+    LeaveKeepsHold,
+    /// Parking a subscriber does not re-read its demand after setting `PARKED`: a request in
+    /// between is lost.
+    ParkWithoutRecheck,
+    /// Completion reaches only the caught-up subscribers with demand, not the parked ones.
+    CompleteSkipsParked,
+    /// A drain on a subscriber's thread frees space without waking the waiting producer.
+    NoWakeOnSpace,
 }
 
 impl Default for FanoutConfig {
@@ -268,6 +292,8 @@ impl Default for FanoutConfig {
             start: 0,
             #[cfg(test)]
             quadratic: false,
+            #[cfg(rs_loom)]
+            fault: Fault::None,
         }
     }
 }
@@ -362,6 +388,15 @@ impl FanoutConfig {
     #[must_use]
     pub fn subscription_timeout(mut self, after: Duration, mode: TimeoutMode) -> Self {
         self.subscription_timeout = Some(SubscriptionTimeout { after, mode });
+        self
+    }
+
+    /// Loom builds only: makes this fanout a deliberately broken variant (see [`Fault`]).
+    #[cfg(rs_loom)]
+    #[doc(hidden)]
+    #[must_use]
+    pub fn fault(mut self, fault: Fault) -> Self {
+        self.fault = fault;
         self
     }
 
