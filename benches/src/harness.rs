@@ -134,17 +134,27 @@ pub struct Progress<'a> {
 ///
 /// If the checksum is wrong (the implementation lost or duplicated elements).
 fn timed(scenario: &Scenario, cell: Cell, n: u64) -> Duration {
+    measured(scenario, cell, n).0
+}
+
+/// Runs one cell on `n` elements; returns the elapsed time and, for a lossy implementation,
+/// the share of the deliveries it made (its run returns their number instead of a checksum).
+fn measured(scenario: &Scenario, cell: Cell, n: u64) -> (Duration, Option<f64>) {
     let (imp, param, label) = scenario.resolve(cell);
     let start = Instant::now();
     let sum = std::hint::black_box((imp.run)(param, n));
     let elapsed = start.elapsed();
+    if imp.lossy {
+        let due = n.saturating_mul(scenario.deliveries.map_or(1, |d| d(param))).max(1);
+        return (elapsed, Some(sum as f64 / due as f64));
+    }
     let expected = (scenario.expected)(param, n);
     assert_eq!(
         sum, expected,
         "{} / {} / {label}: wrong checksum for n = {n}",
         scenario.id, imp.name
     );
-    elapsed
+    (elapsed, None)
 }
 
 /// Picks `n` so that one run takes about `settings.target`.
@@ -210,6 +220,7 @@ pub fn run_scenario(
     }
 
     let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(settings.rounds); cells.len()];
+    let mut delivered: Vec<Option<f64>> = vec![None; cells.len()];
     for round in 0..settings.rounds {
         for j in 0..cells.len() {
             let c = (j + round) % cells.len();
@@ -218,8 +229,12 @@ pub fn run_scenario(
                 format!("round {}/{}", round + 1, settings.rounds),
                 &mut step,
             );
-            let t = timed(scenario, cells[c], sizes[c]).as_secs_f64().max(1e-9);
-            rates[c].push(sizes[c] as f64 / t);
+            let (t, share) = measured(scenario, cells[c], sizes[c]);
+            rates[c].push(sizes[c] as f64 / t.as_secs_f64().max(1e-9));
+            if let Some(share) = share {
+                // The worst round: a lossy peer is reported at its least complete.
+                delivered[c] = Some(delivered[c].map_or(share, |d: f64| d.min(share)));
+            }
         }
     }
 
@@ -258,6 +273,7 @@ pub fn run_scenario(
                 max_elements_per_sec: max,
                 elements: sizes[c],
                 rounds: settings.rounds,
+                delivered_fraction: delivered[c],
             }
         })
         .collect()

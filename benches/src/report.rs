@@ -23,6 +23,9 @@ pub struct ImplementationInfo {
     pub per_param: bool,
     /// What it measures.
     pub what: String,
+    /// A lossy peer: its rows carry the share it delivered.
+    #[serde(default)]
+    pub lossy: bool,
 }
 
 /// One scenario, as recorded in a report.
@@ -40,6 +43,10 @@ pub struct ScenarioInfo {
     pub implementations: Vec<ImplementationInfo>,
     /// Whether the workload crosses threads.
     pub cross_thread: bool,
+    /// Deliveries per input element at each parameter (same order as `params`); empty when each
+    /// element is delivered once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deliveries_per_element: Vec<u64>,
 }
 
 impl From<&Scenario> for ScenarioInfo {
@@ -57,9 +64,14 @@ impl From<&Scenario> for ScenarioInfo {
                     ours: i.ours,
                     per_param: i.per_param,
                     what: i.what.to_owned(),
+                    lossy: i.lossy,
                 })
                 .collect(),
             cross_thread: s.cross_thread,
+            deliveries_per_element: s
+                .deliveries
+                .map(|d| s.params.iter().map(|p| d(p.value)).collect())
+                .unwrap_or_default(),
         }
     }
 }
@@ -89,6 +101,9 @@ pub struct Row {
     pub elements: u64,
     /// Timed rounds behind the median.
     pub rounds: usize,
+    /// A lossy implementation's share of the deliveries due, in its worst round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_fraction: Option<f64>,
 }
 
 /// How the figures were taken.
@@ -262,6 +277,8 @@ impl Report {
         let name = |i: &ImplementationInfo| {
             if i.ours {
                 format!("**{}** (ours)", i.name)
+            } else if i.lossy {
+                format!("{} (lossy)", i.name)
             } else {
                 i.name.clone()
             }
@@ -293,6 +310,40 @@ impl Report {
             md.push('\n');
         }
         md.push('\n');
+
+        if !s.deliveries_per_element.is_empty() {
+            let _ = writeln!(
+                md,
+                "Deliveries, million `on_next` (or `recv`) per second: input elements per second \
+                 × {}{}:\n",
+                s.param_name,
+                if s.implementations.iter().any(|i| i.lossy) {
+                    "; a lossy peer's figure counts what it was due, with the share it delivered \
+                     (worst round) after it"
+                } else {
+                    ""
+                }
+            );
+            header(md, "implementation");
+            for i in &s.implementations {
+                let _ = write!(md, "| {} |", name(i));
+                for c in &columns {
+                    let k = s.params.iter().position(|p| p == c);
+                    match (exact(&i.name, c), k.map(|k| s.deliveries_per_element[k])) {
+                        (Some(r), Some(d)) => {
+                            let _ = write!(md, " {}", melems(r.elements_per_sec * d as f64));
+                            if let Some(f) = r.delivered_fraction {
+                                let _ = write!(md, " ({:.1}% delivered)", f * 100.0);
+                            }
+                            md.push_str(" |");
+                        }
+                        _ => md.push_str(" |"),
+                    }
+                }
+                md.push('\n');
+            }
+            md.push('\n');
+        }
 
         let peers: Vec<&ImplementationInfo> =
             s.implementations.iter().filter(|i| !i.ours).collect();

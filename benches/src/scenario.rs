@@ -67,6 +67,10 @@ pub struct Implementation {
     pub what: &'static str,
     /// The workload.
     pub run: RunFn,
+    /// A lossy peer (tokio's broadcast): its run returns the number of deliveries it made
+    /// instead of a checksum, the harness does not check it, and the report shows the share
+    /// delivered next to the speed.
+    pub lossy: bool,
 }
 
 impl fmt::Debug for Implementation {
@@ -75,6 +79,7 @@ impl fmt::Debug for Implementation {
             .field("name", &self.name)
             .field("ours", &self.ours)
             .field("per_param", &self.per_param)
+            .field("lossy", &self.lossy)
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +101,9 @@ pub struct Scenario {
     pub expected: fn(param: u64, n: u64) -> u64,
     /// Whether the workload crosses threads (the report says so next to the table).
     pub cross_thread: bool,
+    /// Deliveries per input element at a parameter value (a fanout's subscribers); `None` when
+    /// each element is delivered once. The report then also gives deliveries per second.
+    pub deliveries: Option<fn(param: u64) -> u64>,
 }
 
 /// One measured cell of a scenario: an implementation and a parameter (`None`: any).
@@ -200,5 +208,7 @@ pub fn all() -> Vec<Scenario> {
     vec![
         crate::scenarios::source::scenario(),
         crate::scenarios::pipeline::scenario(),
+        crate::scenarios::fanout::scenario(),
+        crate::scenarios::fanout::slow_scenario(),
     ]
 }

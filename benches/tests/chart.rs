@@ -11,6 +11,7 @@ fn imp(name: &str, ours: bool, per_param: bool) -> ImplementationInfo {
         ours,
         per_param,
         what: format!("what {name} does"),
+        lossy: name.contains("lossy"),
     }
 }
 
@@ -26,6 +27,7 @@ fn row(scenario: &str, param: &str, implementation: &str, eps: f64) -> Row {
         max_elements_per_sec: eps * 1.1,
         elements: 1000,
         rounds: 3,
+        delivered_fraction: implementation.contains("lossy").then_some(0.5),
     }
 }
 
@@ -44,6 +46,7 @@ fn synthetic() -> Report {
             imp("tokio broadcast (lossy)", false, true),
         ],
         cross_thread: true,
+        deliveries_per_element: vec![1, 2, 8, 32, 128],
     };
     let boundary = ScenarioInfo {
         id: "boundary".to_owned(),
@@ -56,6 +59,7 @@ fn synthetic() -> Report {
             imp("iterator loop", false, false),
         ],
         cross_thread: true,
+        deliveries_per_element: Vec::new(),
     };
     let mut rows = Vec::new();
     for (i, k) in fanout.params.iter().enumerate() {

@@ -25,7 +25,8 @@ pub(crate) fn bench_scenario(c: &mut Criterion, scenario: &Scenario, n: u64) {
             group.bench_with_input(BenchmarkId::from_parameter(label), &param, |b, &p| {
                 b.iter(|| {
                     let sum = (imp.run)(black_box(p), black_box(n));
-                    assert_eq!(sum, expected, "{} lost elements", imp.name);
+                    // A lossy peer returns its deliveries, not a checksum.
+                    assert!(imp.lossy || sum == expected, "{} lost elements", imp.name);
                     sum
                 });
             });

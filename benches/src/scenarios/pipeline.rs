@@ -191,6 +191,7 @@ pub fn scenario() -> Scenario {
                 what: "our range drained on the producer thread into for_each, which sends each \
                        element into crossbeam bounded(k): our source cost + crossbeam's handoff",
                 run: rs_impl_per_element,
+                lossy: false,
             },
             Implementation {
                 name: "rs-impl → crossbeam, Vec batches of k/2",
@@ -199,6 +200,7 @@ pub fn scenario() -> Scenario {
                 what: "our range into a subscriber that sends Vec batches of k/2 through \
                        crossbeam bounded(1): a hand-rolled preview of the batching boundary",
                 run: rs_impl_batched,
+                lossy: false,
             },
             Implementation {
                 name: "crossbeam-channel bounded",
@@ -206,6 +208,7 @@ pub fn scenario() -> Scenario {
                 per_param: true,
                 what: "crossbeam_channel::bounded(k): send per element / recv per element",
                 run: crossbeam_bounded,
+                lossy: false,
             },
             Implementation {
                 name: "tokio mpsc",
@@ -214,6 +217,7 @@ pub fn scenario() -> Scenario {
                 what: "tokio::sync::mpsc::channel(k), producer and consumer tasks on a 2-worker \
                        runtime (runtime start inside the measured time)",
                 run: tokio_mpsc,
+                lossy: false,
             },
             Implementation {
                 name: "futures mpsc",
@@ -222,10 +226,12 @@ pub fn scenario() -> Scenario {
                 what: "futures::channel::mpsc::channel(k-1) (+1 slot per sender), send_all on \
                        the producer thread, for_each under block_on on the consumer thread",
                 run: futures_mpsc,
+                lossy: false,
             },
         ],
         expected: sum_below,
         cross_thread: true,
+        deliveries: None,
     }
 }
 

@@ -103,6 +103,7 @@ pub fn scenario() -> Scenario {
                 what: "rs_impl::source::range into subscriber::for_each with the request \
                        strategy of the parameter (1 = re-entrant one-by-one)",
                 run: rs_impl,
+                lossy: false,
             },
             Implementation {
                 name: "iterator loop (ceiling)",
@@ -110,6 +111,7 @@ pub fn scenario() -> Scenario {
                 per_param: false,
                 what: "a plain for loop over 0..n: no protocol at all, the ceiling",
                 run: iterator_loop,
+                lossy: false,
             },
             Implementation {
                 name: "futures stream::iter",
@@ -118,6 +120,7 @@ pub fn scenario() -> Scenario {
                 what: "block_on(futures::stream::iter(0..n).for_each(..)): pull-based, no \
                        demand protocol",
                 run: futures_stream_iter,
+                lossy: false,
             },
             Implementation {
                 name: "crossbeam-channel same thread",
@@ -126,10 +129,12 @@ pub fn scenario() -> Scenario {
                 what: "bounded(k) channel filled with k elements then drained, on one thread \
                        (unbounded: send all, then drain all): queue cost without contention",
                 run: crossbeam_same_thread,
+                lossy: false,
             },
         ],
         expected: sum_below,
         cross_thread: false,
+        deliveries: None,
     }
 }
 
