@@ -145,7 +145,9 @@ fn measured(scenario: &Scenario, cell: Cell, n: u64) -> (Duration, Option<f64>) 
     let sum = std::hint::black_box((imp.run)(param, n));
     let elapsed = start.elapsed();
     if imp.lossy {
-        let due = n.saturating_mul(scenario.deliveries.map_or(1, |d| d(param))).max(1);
+        let due = n
+            .saturating_mul(scenario.deliveries.map_or(1, |d| d(param)))
+            .max(1);
         return (elapsed, Some(sum as f64 / due as f64));
     }
     let expected = (scenario.expected)(param, n);

@@ -113,7 +113,9 @@ impl Subscriber<u64> for SumSlow {
 }
 
 fn sums(k: u64) -> Vec<Arc<Checksum>> {
-    (0..count(k)).map(|_| Arc::new(Checksum::default())).collect()
+    (0..count(k))
+        .map(|_| Arc::new(Checksum::default()))
+        .collect()
 }
 
 fn total(sums: &[Arc<Checksum>]) -> u64 {
@@ -532,7 +534,12 @@ fn subscribers(values: &[u64]) -> Vec<Param> {
     values.iter().map(|&k| Param::new(k)).collect()
 }
 
-fn imp(name: &'static str, ours: bool, what: &'static str, run: fn(u64, u64) -> u64) -> Implementation {
+fn imp(
+    name: &'static str,
+    ours: bool,
+    what: &'static str,
+    run: fn(u64, u64) -> u64,
+) -> Implementation {
     Implementation {
         name,
         ours,

@@ -442,7 +442,10 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// The one pass. `item` is the producer's element when the producer is the drainer;
     /// `producer` says whether this thread is the channel's producer (which then cannot be
     /// waiting for space).
+    #[inline]
     fn pass(&self, st: &mut State<T>, item: &mut Option<T>, producer: bool) {
+        // The steady state (a producer's element, nobody joining, leaving or waking) runs
+        // only the first lines of each step; the rest is out of line.
         let released = st.ring.released();
         if self.pending.load(Ordering::Acquire) {
             self.take_inbox(st);
@@ -450,18 +453,15 @@ impl<T: Clone + Send + 'static> Core<T> {
         if let Some(x) = item.take() {
             self.write(st, x);
         }
-        self.deliver(st);
-        if st.lost_last {
-            st.lost_last = false;
-            if st.roster.len() == 0
-                && !st.completed
-                && st.failed.is_none()
-                && self.config.last_subscriber == LastSubscriberPolicy::CancelUpstream
-            {
-                self.end_with(st, FanoutError::ShutDown.into(), true);
-            }
+        if !st.roster.lagging.is_empty() {
+            self.deliver(st);
         }
-        self.replenish(st);
+        if st.lost_last {
+            self.lost_last(st);
+        }
+        if st.upstream.is_some() {
+            self.replenish(st);
+        }
         let delta = st.ring.released().wrapping_sub(released);
         #[cfg(rs_loom)]
         let producer = producer || self.config.fault == super::Fault::NoWakeOnSpace;
@@ -470,11 +470,34 @@ impl<T: Clone + Send + 'static> Core<T> {
                 // Nobody else writes `space` while we drain, and the producer (this thread)
                 // is not waiting.
                 self.space.store(st.ring.released() << 1, Ordering::Release);
-            } else if self.space.fetch_add(delta << 1, Ordering::AcqRel) & WAITING != 0 {
-                self.wake_producer();
+            } else {
+                self.released_elsewhere(delta);
             }
         }
         self.publish(st);
+    }
+
+    /// The last subscriber left during this pass (by cancel, panic or `request(0)`).
+    #[cold]
+    #[inline(never)]
+    fn lost_last(&self, st: &mut State<T>) {
+        st.lost_last = false;
+        if st.roster.len() == 0
+            && !st.completed
+            && st.failed.is_none()
+            && self.config.last_subscriber == LastSubscriberPolicy::CancelUpstream
+        {
+            self.end_with(st, FanoutError::ShutDown.into(), true);
+        }
+    }
+
+    /// Space freed by a drain on another thread than the producer's: publish it with one
+    /// read-modify-write, which tells whether the producer waits for it.
+    #[inline(never)]
+    fn released_elsewhere(&self, delta: u64) {
+        if self.space.fetch_add(delta << 1, Ordering::AcqRel) & WAITING != 0 {
+            self.wake_producer();
+        }
     }
 
     fn publish(&self, st: &State<T>) {
@@ -492,6 +515,7 @@ impl<T: Clone + Send + 'static> Core<T> {
     }
 
     /// Takes and handles everything posted since the last pass.
+    #[inline(never)]
     fn take_inbox(&self, st: &mut State<T>) {
         let mut taken = std::mem::take(&mut st.spare);
         {
@@ -794,9 +818,14 @@ impl<T: Clone + Send + 'static> Core<T> {
                 self.scan_demand(st);
             }
         }
-        if st.dropouts.is_empty() {
-            return;
+        if !st.dropouts.is_empty() {
+            self.dropouts(st);
         }
+    }
+
+    /// Parks or removes the subscribers that left the group during a broadcast.
+    #[inline(never)]
+    fn dropouts(&self, st: &mut State<T>) {
         let mut dropouts = std::mem::take(&mut st.dropouts);
         for (i, dropout) in dropouts.drain(..) {
             match dropout {
@@ -815,6 +844,7 @@ impl<T: Clone + Send + 'static> Core<T> {
     }
 
     /// Visits every lagging subscriber.
+    #[inline(never)]
     fn deliver(&self, st: &mut State<T>) {
         let mut r = 0;
         while r < st.roster.lagging.len() {

@@ -214,6 +214,8 @@ impl<T> Ring<T> {
     }
 
     /// Doubles the array, moving each live element and its count to `pos & new_mask`.
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let cap = self.slots.len() * 2;
         let mut slots = empty_slots(cap);
@@ -318,6 +320,7 @@ impl<T> Ring<T> {
 
     /// Walks the oldest position forward over slots no reader is at, dropping each element.
     /// Does nothing without readers (invariant 4). Each slot count read is one cursor read.
+    #[inline]
     fn reclaim(&mut self) {
         if self.readers == 0 {
             return;
