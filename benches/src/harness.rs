@@ -22,7 +22,8 @@ use crate::scenario::{Cell, Scenario};
 pub enum Mode {
     /// Every scenario once on tiny fixed sizes, for CI: seconds, figures meaningless.
     Tiny,
-    /// A short grid for a developer: well under 3 minutes on a 2-core machine.
+    /// A short grid for a developer: a few minutes on a 2-core machine (the fanout scenarios
+    /// take most of it).
     Quick,
     /// Longer runs and more rounds.
     Full,
