@@ -7,6 +7,8 @@
 // Test probes use std atomics and locks directly; the facade ban targets rs-impl's sources.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod support;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -24,6 +26,7 @@ use rs_impl::fanout::{
 };
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
+use support::Manual;
 
 // ----- helpers -------------------------------------------------------------------------------
 
@@ -112,22 +115,6 @@ impl Subscriber<u64> for Probe {
     fn on_complete(&mut self) {
         self.events.lock().unwrap().push(Ev::Complete);
         *self.sub.lock().unwrap() = None;
-    }
-}
-
-/// An upstream driven by hand: records requests and cancel.
-#[derive(Default)]
-struct Manual {
-    requested: AtomicU64,
-    cancelled: AtomicBool,
-}
-
-impl Subscription for Manual {
-    fn request(&self, n: u64) {
-        self.requested.fetch_add(n, Ordering::SeqCst);
-    }
-    fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
     }
 }
 

@@ -103,8 +103,8 @@ fn allocations(n: u64, body: &mut dyn FnMut(u64, u64)) -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed) - before
 }
 
-fn channel_case(batch: u64, slow: bool) -> (u64, u64) {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(2, 64).unwrap());
+/// Eight [`Sink`]s with `batch`.
+fn subscribe_sinks(p: &dyn Publisher<u64>, batch: u64) {
     let sum = Arc::new(AtomicU64::new(0));
     for _ in 0..8 {
         p.subscribe(Box::new(Sink {
@@ -114,6 +114,11 @@ fn channel_case(batch: u64, slow: bool) -> (u64, u64) {
             sub: None,
         }));
     }
+}
+
+fn channel_case(batch: u64, slow: bool) -> (u64, u64) {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(2, 64).unwrap());
+    subscribe_sinks(&p, batch);
     let handle = Arc::new(Mutex::new(None));
     if slow {
         p.subscribe(Box::new(Slow(handle.clone())));
@@ -142,15 +147,7 @@ fn processor_case(batch: u64) -> (u64, u64) {
     let up = Arc::new(Upstream::default());
     let mut upstream = p.clone();
     upstream.on_subscribe(up.clone());
-    let sum = Arc::new(AtomicU64::new(0));
-    for _ in 0..8 {
-        p.subscribe(Box::new(Sink {
-            batch,
-            seen: 0,
-            sum: sum.clone(),
-            sub: None,
-        }));
-    }
+    subscribe_sinks(&p, batch);
     let mut body = |from: u64, n: u64| {
         for i in from..from + n {
             assert!(

@@ -4,30 +4,17 @@
 // Test probes use std atomics and locks directly; the facade ban targets rs-impl's sources.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod support;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rs_api::{BoxSubscriber, SubscriptionRef};
-use rs_api::{Error, Publisher, PublisherExt, SpecViolation, Subscriber, Subscription};
+use rs_api::{Error, Publisher, PublisherExt, SpecViolation, Subscriber};
 use rs_impl::processor::IdentityProcessor;
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
-
-/// An upstream driven by hand: records requests and cancel, and holds the processor.
-#[derive(Default)]
-struct Manual {
-    requested: AtomicU64,
-    cancelled: AtomicBool,
-}
-
-impl Subscription for Manual {
-    fn request(&self, n: u64) {
-        self.requested.fetch_add(n, Ordering::SeqCst);
-    }
-    fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-    }
-}
+use support::Manual;
 
 fn manual_upstream(p: &IdentityProcessor<u32>) -> (Arc<Manual>, IdentityProcessor<u32>) {
     let m = Arc::new(Manual::default());
