@@ -11,14 +11,13 @@ mod support;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use rs_api::{
-    Error, Publisher, PublisherExt, SpecViolation, Subscriber, Subscription, SubscriptionRef,
-    UNBOUNDED,
+    Error, Publisher, PublisherExt, SpecViolation, Subscriber, SubscriptionRef, UNBOUNDED,
 };
 use rs_impl::fanout::{
     self, ConfigError, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy,
