@@ -22,6 +22,10 @@
 //! | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)` | subscriber whitebox, blackbox | whitebox through [`ProbeReporting`](crate::subscriber::ProbeReporting); the puppet's `signal_cancel` is the handle's `cancel` |
 //! | `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox | as above |
 //! | `processor::IdentityProcessor` | identity processor | buffer 16, `does_coordinated_emission() = true`, failed publisher: a processor subscribed to `source::failed` |
+//!
+//! The fanout (module `fanout`): `fanout::channel` and `fanout::FanoutProcessor` as publishers
+//! (multicast: the five optional 1.11 tests run and pass), and `FanoutProcessor` through the
+//! identity processor verification (`does_coordinated_emission() = false`).
 
 use rs_api::Error;
 use rs_impl::source::{self, Pull, Pulled};
@@ -29,6 +33,7 @@ use rs_impl::source::{self, Pull, Pulled};
 use crate::publisher::{self, BoxPublisher, PublisherFactory};
 use crate::suite::Suite;
 
+mod fanout;
 mod subscribers;
 
 /// Every built-in implementation with its verification.
@@ -68,6 +73,7 @@ pub fn builtins() -> Vec<Suite> {
         ),
     ];
     suites.extend(subscribers::suites());
+    suites.extend(fanout::suites());
     suites
 }
 

@@ -84,6 +84,42 @@ fn identity_processor() {
     subscriber_scenarios::<u64, _, _>(|| IdentityProcessor::<u64>::new(2));
 }
 
+/// The fanout processor as a publisher, fed by `range` through a buffer of 2.
+#[test]
+fn fanout_processor_publisher() {
+    use rs_api::PublisherExt;
+    use rs_impl::fanout::{FanoutConfig, FanoutProcessor};
+    publisher_scenarios(|n| {
+        let p = FanoutProcessor::<u64>::new(FanoutConfig::new(2).unwrap());
+        source::range(0u64..n).subscribe_with(p.clone());
+        p
+    });
+}
+
+/// The fanout processor as a subscriber (racing `on_subscribe` of two upstreams).
+#[test]
+fn fanout_processor_subscriber() {
+    use rs_impl::fanout::{FanoutConfig, FanoutProcessor};
+    subscriber_scenarios::<u64, _, _>(|| {
+        FanoutProcessor::<u64>::new(FanoutConfig::new(2).unwrap())
+    });
+}
+
+/// The fanout channel as a publisher: its `n` elements are sent before the scenario
+/// subscribes (they wait in a buffer of `n`), then the sender completes.
+#[test]
+fn fanout_channel_publisher() {
+    use rs_impl::fanout::{self, FanoutConfig};
+    publisher_scenarios(|n| {
+        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(n.max(1) as usize).unwrap());
+        for i in 0..n {
+            tx.try_send(i).unwrap();
+        }
+        tx.complete();
+        p
+    });
+}
+
 #[test]
 fn for_each_subscriber() {
     subscriber_scenarios::<u64, _, _>(|| for_each(RequestStrategy::OneByOne, |_: u64| {}).0);
