@@ -10,7 +10,7 @@
 //! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
-//! | [`report`] | where subscriber panics are reported (rule 2.13) |
+//! | [`panics`] | subscriber panics (rule 2.13): where they are reported; the text of a panic |
 //!
 //! # Examples
 //!
@@ -25,8 +25,8 @@
 
 pub mod demand;
 pub mod loom;
+pub mod panics;
 pub mod processor;
-pub mod report;
 pub mod serial;
 pub mod source;
 pub mod subscriber;

@@ -1,7 +1,7 @@
 //! Suites: the tests of one verification bound to one implementation, ready to run.
 //!
-//! A verification (publisher, and later subscriber whitebox/blackbox and processor) describes
-//! its tests as a table of [`TestSpec`]s over its own trait `V`. [`Suite::new`] binds that
+//! A verification (publisher, subscriber whitebox and blackbox, identity processor, and the loom
+//! mode's) describes its tests as a table of [`TestSpec`]s over its own trait `V`. [`Suite::new`] binds that
 //! table to one implementation and erases `V`, so that the `cargo test` harness
 //! ([`crate::harness`]) and the runner ([`crate::runner`]) handle every verification alike.
 //!
@@ -38,7 +38,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::env::{TestEnvironment, Timeouts};
-use crate::outcome::{panic_message, Stop, TestOutcome, TestResult};
+use crate::outcome::{Stop, TestOutcome, TestResult};
+use rs_impl::panics::panic_message;
 
 /// The JVM TCK's classes of tests, from the test name's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -135,6 +136,18 @@ impl<V: ?Sized> fmt::Debug for TestSpec<V> {
     }
 }
 
+/// The one way every verification writes its table of tests:
+/// `specs![V, module: check_name, "jvmCheckName", "1.1"; ...]` makes a `Vec<TestSpec<V>>` whose
+/// bodies are `module::check_name::<V>`.
+macro_rules! specs {
+    ($v:ty, $m:ident: $($name:ident, $jvm:literal, $rule:literal;)*) => {
+        ::std::vec![$(
+            $crate::suite::TestSpec::new(::std::stringify!($name), $jvm, $rule, $m::$name::<$v>)
+        ),*]
+    };
+}
+pub(crate) use specs;
+
 type Runner = Arc<dyn Fn() -> TestOutcome + Send + Sync>;
 
 /// One runnable test of one implementation.
@@ -148,6 +161,9 @@ pub struct Test {
     pub rule: &'static str,
     /// The JVM kind.
     pub kind: Kind,
+    /// Whether the `cargo test` harness runs it in a child process of its own (see
+    /// [`Suite::isolated`]).
+    pub isolated: bool,
     runner: Runner,
 }
 
@@ -172,7 +188,8 @@ impl Test {
 pub struct Suite {
     /// The implementation's name, as shown in reports (`"source::range"`).
     pub implementation: String,
-    /// The verification's name: `"publisher"` (later `"subscriber_whitebox"`, ...).
+    /// The verification's name: `"publisher"`, `"subscriber_whitebox"`, `"subscriber_blackbox"`,
+    /// `"identity_processor"`, `"loom_publisher"`, ...
     pub verification: &'static str,
     /// The tests, in the verification's order.
     pub tests: Vec<Test>,
@@ -205,6 +222,7 @@ impl Suite {
                     jvm_name: spec.jvm_name,
                     rule: spec.rule,
                     kind: Kind::of(spec.name),
+                    isolated: false,
                     runner,
                 }
             })
@@ -219,6 +237,32 @@ impl Suite {
     /// The test named `name`, if any.
     pub fn test(&self, name: &str) -> Option<&Test> {
         self.tests.iter().find(|t| t.name == name)
+    }
+
+    /// Marks every test to run in a child process of its own under the `cargo test` harness
+    /// ([`crate::harness`]), so that a test that aborts the process (as a failure found by loom
+    /// can) is reported as failed with its output and leaves the other tests' results intact.
+    /// [`Test::run`] itself (the runner, self-tests) still runs in-process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use rs_tck::publisher::PublisherVerification;
+    /// # struct Range;
+    /// # impl PublisherVerification for Range {
+    /// #     type Item = u64;
+    /// #     fn create_publisher(&self, n: u64) -> impl rs_api::Publisher<u64> + Send + 'static {
+    /// #         rs_impl::source::range(0..n)
+    /// #     }
+    /// # }
+    /// let suite = rs_tck::publisher::verify("range", Range).isolated();
+    /// assert!(suite.tests.iter().all(|t| t.isolated));
+    /// ```
+    pub fn isolated(mut self) -> Suite {
+        for t in &mut self.tests {
+            t.isolated = true;
+        }
+        self
     }
 }
 

@@ -29,7 +29,7 @@ use rs_tck::outcome::{Outcome, TestOutcome};
 use rs_tck::processor;
 use rs_tck::suite::Suite;
 use support::broken_processor::{BrokenIdentity, ProcKnobs};
-use support::broken_publisher::Knobs;
+use support::broken_publisher::{Broken, Knobs};
 use support::broken_subscriber::SubKnobs;
 use support::expect::{assert_case, Expect};
 
@@ -37,7 +37,7 @@ fn pubk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     let mut k = Knobs::default();
     f(&mut k);
     BrokenIdentity {
-        publisher: k,
+        publisher: Broken::publisher(k),
         ..Default::default()
     }
 }
@@ -64,7 +64,17 @@ fn failedk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     let mut k = Knobs::default();
     f(&mut k);
     BrokenIdentity {
-        failed: Some(k),
+        publisher: Broken::failed(k),
+        ..Default::default()
+    }
+}
+
+/// The correct processor, with `f` applied to the downstream hooks.
+fn hooks(f: impl FnOnce(&mut Broken)) -> BrokenIdentity {
+    let mut b = Broken::correct();
+    f(&mut b);
+    BrokenIdentity {
+        publisher: b,
         ..Default::default()
     }
 }
@@ -93,9 +103,9 @@ should_fail! {
     p_create_publisher3_should_fail_by_dropping_an_element:
         required_create_publisher3_must_produce_a_stream_of_exactly3_elements, Fail, pubk(|k| k.len_offset = -1), ["produced only 2 elements"];
     p_validate_max_elements_should_fail_by_exceeding_i64_max:
-        required_validate_max_elements_from_publisher, Fail, BrokenIdentity { max_elements: u64::MAX, ..Default::default() }, ["above i64::MAX"];
+        required_validate_max_elements_from_publisher, Fail, hooks(|b| b.max_elements = u64::MAX), ["above i64::MAX"];
     p_validate_recursion_depth_should_fail_by_being_zero:
-        required_validate_bounded_depth_of_on_next_and_request_recursion, Fail, BrokenIdentity { depth: 0, ..Default::default() }, ["at least 1"];
+        required_validate_bounded_depth_of_on_next_and_request_recursion, Fail, hooks(|b| b.depth = 0), ["at least 1"];
     p_spec101_should_fail_by_emitting_more_than_requested:
         required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, Fail, pubk(|k| k.extra_elements = 1), ["rule 1.1"];
     p_spec102_should_fail_by_not_completing:

@@ -1,6 +1,6 @@
 //! Self-tests of the publisher verification.
 //!
-//! 1. The built-in publishers (the runner's registry) and the correct configuration of the
+//! 1. The built-in publishers (the runner's registry, `tck/src/bin/rs-tck/registry/`) and the correct configuration of the
 //!    test publisher pass every check.
 //! 2. For **every** check that can fail, at least one deliberately broken publisher
 //!    (`…_should_fail_by_…`, built from the knobs of `support::broken_publisher`) makes
@@ -13,6 +13,9 @@
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+#[allow(dead_code)] // the loom half of the registry is not used here
+#[path = "../src/bin/rs-tck/registry/mod.rs"]
+mod registry;
 mod support;
 
 use rs_tck::outcome::{Outcome, TestOutcome};
@@ -290,7 +293,7 @@ fn the_test_publisher_without_knobs_passes_every_check() {
 #[test]
 fn the_built_in_publishers_pass() {
     let records = rs_tck::runner::run(
-        &rs_tck::registry::builtins(),
+        &registry::all(),
         &rs_tck::runner::RunOptions {
             threads: 8,
             progress: false,

@@ -4,8 +4,8 @@
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
-use rs_api::Error;
-use rs_tck::publisher::{BoxPublisher, PublisherVerification};
+use rs_api::{Error, Publisher};
+use rs_tck::publisher::PublisherVerification;
 
 /// Verifies `rs_impl::source::range`.
 struct RangeVerification;
@@ -13,14 +13,12 @@ struct RangeVerification;
 impl PublisherVerification for RangeVerification {
     type Item = u64;
 
-    fn create_publisher(&self, elements: u64) -> BoxPublisher<u64> {
-        Box::new(rs_impl::source::range(0..elements))
+    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+        rs_impl::source::range(0..elements)
     }
 
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<u64>> {
-        Some(Box::new(rs_impl::source::failed(Error::msg(
-            "failed on purpose",
-        ))))
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        Some(rs_impl::source::failed(Error::msg("failed on purpose")))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Self-tests of the subscriber whitebox and blackbox verifications.
 //!
-//! 1. The built-in subscribers (the runner's registry) and the correct configuration of the
+//! 1. The built-in subscribers (the runner's registry, `tck/src/bin/rs-tck/registry/`) and the correct configuration of the
 //!    test subscriber pass every check that can fail.
 //! 2. For **every** check that can fail, at least one deliberately broken subscriber
 //!    (`…_should_fail_by_…`, built from the knobs of `support/broken_subscriber.rs`) makes
@@ -34,6 +34,9 @@
 
 #[path = "support/broken_subscriber.rs"]
 mod broken_subscriber;
+#[allow(dead_code)] // the loom half of the registry is not used here
+#[path = "../src/bin/rs-tck/registry/mod.rs"]
+mod registry;
 // Subscriber checks are all required: only `Expect::Fail` is used here.
 #[allow(dead_code)]
 #[path = "support/expect.rs"]
@@ -274,7 +277,7 @@ fn the_test_subscriber_without_knobs_passes_every_check() {
 
 #[test]
 fn the_built_in_subscribers_and_processors_pass() {
-    let suites: Vec<Suite> = rs_tck::registry::builtins()
+    let suites: Vec<Suite> = registry::all()
         .into_iter()
         .filter(|s| s.verification != "publisher")
         .collect();

@@ -4,7 +4,7 @@
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
-use rs_api::BoxSubscriber;
+use rs_api::Subscriber;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::subscriber::{
     ProbeReporting, SubscriberBlackboxVerification, SubscriberPuppet,
@@ -27,9 +27,12 @@ impl SubscriberPuppet for CancelThroughHandle {
 impl SubscriberWhiteboxVerification for CollectVerification {
     type Item = u64;
 
-    fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> BoxSubscriber<u64> {
+    fn create_subscriber(
+        &self,
+        probe: WhiteboxSubscriberProbe<u64>,
+    ) -> impl Subscriber<u64> + 'static {
         let (s, handle) = collect(RequestStrategy::Prefetch(4));
-        Box::new(ProbeReporting::new(s, probe, CancelThroughHandle(handle)))
+        ProbeReporting::new(s, probe, CancelThroughHandle(handle))
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -39,10 +42,8 @@ impl SubscriberWhiteboxVerification for CollectVerification {
 
 impl SubscriberBlackboxVerification for CollectVerification {
     type Item = u64;
-    type Subscriber = BoxSubscriber<u64>;
-
-    fn create_subscriber(&self) -> BoxSubscriber<u64> {
-        Box::new(collect::<u64>(RequestStrategy::Prefetch(4)).0)
+    fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
+        collect::<u64>(RequestStrategy::Prefetch(4)).0
     }
 
     fn create_element(&self, element: u64) -> u64 {

@@ -20,7 +20,7 @@
 //! | [`thread`] | `std::thread` | `loom::thread` |
 //! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) |
 //! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment |
-//! | `assert_rejected` | — | asserts that a model fails (run in a child process), to prove a model or scenario can fail |
+//! | [`assert_rejected`] | asserts that a body fails, in a child process | the same |
 //!
 //! # Examples
 //!
@@ -52,8 +52,52 @@ use loom_impl as imp;
 
 pub use imp::{cell, hint, model, sync, thread};
 
-#[cfg(rs_loom)]
-pub use imp::assert_rejected;
+/// Set in the child process of [`assert_rejected`].
+const REJECT_CHILD: &str = "RS_LOOM_EXPECT_REJECTED_CHILD";
+
+/// Asserts that `body` is **rejected** — fails (a panic, or an abort) with `expected` in its
+/// output — for proving that a model (or a TCK scenario) can fail against a deliberately
+/// broken implementation. `body` usually runs a [`model`].
+///
+/// Call it from a libtest test named `test` (its full path without the crate name, as
+/// `--exact` expects it). `body` runs in a child process (this test binary, filtered to that
+/// one test): a failure that loom finds while other model threads are suspended unwinds their
+/// stacks outside the model and aborts the process, which `catch_unwind` cannot contain. In the
+/// child, this function just runs `body`.
+///
+/// In a normal build a model runs once, with std types: use it there only for bodies that fail
+/// in every run.
+///
+/// # Panics
+///
+/// In the parent, when the child succeeded (the broken variant was accepted) or failed without
+/// `expected` in its output.
+pub fn assert_rejected<F: FnOnce()>(test: &str, expected: &str, body: F) {
+    if std::env::var_os(REJECT_CHILD).is_some() {
+        body();
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(REJECT_CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the broken variant in a child process");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "the broken variant was accepted (expected a failure naming {expected:?}):\n{text}"
+    );
+    assert!(
+        text.contains(expected),
+        "the broken variant was rejected, but not with a failure naming {expected:?}:\n{text}"
+    );
+}
 
 /// Whether this build uses loom's types (`--cfg rs_loom`).
 pub const IS_LOOM: bool = cfg!(rs_loom);

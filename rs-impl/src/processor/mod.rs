@@ -58,7 +58,7 @@ use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscri
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
-use crate::report;
+use crate::panics;
 use crate::serial::DrainLoop;
 
 /// A multicast identity processor with a bounded buffer and coordinated emission.
@@ -218,7 +218,7 @@ impl<T: Clone + Send + 'static> Shared<T> {
                 let sref: SubscriptionRef = handle.clone();
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(sref))) {
                     handle.cancelled.store(true, Ordering::Release);
-                    report::subscriber_panicked("on_subscribe", p);
+                    panics::subscriber_panicked("on_subscribe", p);
                     continue;
                 }
                 if let Some(ending) = st.ended.clone() {
@@ -244,7 +244,7 @@ impl<T: Clone + Send + 'static> Shared<T> {
                     i += 1;
                 }
             }
-            report::drop_guarded(leaving);
+            panics::drop_guarded(leaving);
             if st.subscribers.len() != before {
                 progressed = true;
                 if st.subscribers.is_empty() && st.ended.is_none() && terminal.is_none() {
@@ -301,7 +301,7 @@ impl<T: Clone + Send + 'static> Shared<T> {
             let e: Error = SpecViolation::NonPositiveRequest.into();
             let s = &mut a.subscriber;
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
-                report::subscriber_panicked("on_error", p);
+                panics::subscriber_panicked("on_error", p);
             }
             return true;
         }
@@ -323,7 +323,7 @@ impl<T: Clone + Send + 'static> Shared<T> {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_next(value))) {
                 // 2.13: cancel that subscriber; the others keep every element.
                 a.handle.cancelled.store(true, Ordering::Release);
-                report::subscriber_panicked("on_next", p);
+                panics::subscriber_panicked("on_next", p);
             }
         }
         st.delivered_since_request += 1;
@@ -366,9 +366,9 @@ fn signal_end<T>(mut subscriber: BoxSubscriber<T>, ending: &Ending) {
         }
     };
     if let Err(p) = result {
-        report::subscriber_panicked("terminal signal", p);
+        panics::subscriber_panicked("terminal signal", p);
     }
-    report::drop_guarded(subscriber);
+    panics::drop_guarded(subscriber);
 }
 
 impl<T: Clone + Send + 'static> Subscription for Downstream<T> {

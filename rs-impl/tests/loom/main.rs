@@ -55,7 +55,7 @@ macro_rules! loom_rejects {
         fn $name() {
             let path = concat!(module_path!(), "::", stringify!($name));
             let test = path.split_once("::").map_or(path, |(_, rest)| rest);
-            rs_impl::loom::assert_rejected(test, $expected, $model);
+            rs_impl::loom::assert_rejected(test, $expected, || rs_impl::loom::model($model));
         }
     };
 }

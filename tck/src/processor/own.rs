@@ -6,7 +6,7 @@ use super::{AsWhitebox, IdentityProcessorVerification, Own, Setup};
 use crate::env::TestEnvironment;
 use crate::outcome::{ensure, Stop, TestResult};
 use crate::subscriber::{same_error, with_async_errors};
-use crate::suite::TestSpec;
+use crate::suite::{specs, TestSpec};
 
 const COORDINATION_HINT: &str =
     "if the processor coordinates requests/emissions when it has several subscribers at once, \
@@ -28,7 +28,7 @@ fn multi<V: IdentityProcessorVerification>(v: &V, needed: u64) -> TestResult {
 }
 
 fn expect_element<T: PartialEq + std::fmt::Debug + Send + 'static>(
-    sub: &crate::probe::ManualSubscriber<T>,
+    sub: &crate::instruments::ManualSubscriber<T>,
     expected: &T,
     context: &str,
 ) -> TestResult {
@@ -212,17 +212,11 @@ pub(super) fn spec316<V: IdentityProcessorVerification>(
     with_async_errors(env, result)
 }
 
-macro_rules! spec {
-    ($name:ident, $jvm:literal, $rule:literal) => {
-        TestSpec::new(stringify!($name), $jvm, $rule, $name::<V>)
-    };
-}
-
 /// The processor's own three tests.
 pub(super) fn specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<Own<V>>> {
-    vec![
-        spec!(required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4"),
-        spec!(must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2"),
-        spec!(required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1"),
+    specs![V, self:
+        required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4";
+        must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2";
+        required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1";
     ]
 }

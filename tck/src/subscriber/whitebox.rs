@@ -5,30 +5,37 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 
-use rs_api::{BoxSubscriber, Error};
+use rs_api::{Error, Subscriber};
 
 use super::manual_publisher::{ManualPublisher, Mode};
 use super::probe::{signal_cancel, trigger_request, SubscriberPuppet, WhiteboxSubscriberProbe};
 use super::{decided_by_the_types, same_error, with_async_errors, NPE_REASON};
 use crate::env::{TestEnvironment, Timeouts};
-use crate::outcome::{panic_message, Stop, TestResult};
-use crate::suite::{Suite, TestSpec};
+use crate::outcome::{Stop, TestResult};
+use crate::suite::{specs, Suite, TestSpec};
+use rs_impl::panics::panic_message;
 
 /// The verification's name in reports.
 pub const VERIFICATION: &str = "subscriber_whitebox";
 
 /// What a subscriber implementation provides to be verified in whitebox mode (the JVM's
-/// `SubscriberWhiteboxVerification` hooks).
+/// `SubscriberWhiteboxVerification`): one factory,
+/// [`create_subscriber`](Self::create_subscriber), and the elements to send.
+///
+/// Shared between tests that run at once on several threads (hence `Send + Sync`). The
+/// factory returns `impl Subscriber<Item> + 'static`: your subscriber's own type, or a
+/// [`BoxSubscriber`](rs_api::BoxSubscriber).
 pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
     /// The element type.
     type Item: Send + Clone + fmt::Debug + PartialEq + 'static;
 
     /// A fresh subscriber under test that reports every signal it processes to `probe`
-    /// (registering a [`SubscriberPuppet`] from `on_subscribe`).
+    /// (registering a [`SubscriberPuppet`] from `on_subscribe`). The JVM's
+    /// `createSubscriber(WhiteboxSubscriberProbe)`.
     fn create_subscriber(
         &self,
         probe: WhiteboxSubscriberProbe<Self::Item>,
-    ) -> BoxSubscriber<Self::Item>;
+    ) -> impl Subscriber<Self::Item> + 'static;
 
     /// The element with index `element` (the JVM's `createElement(int)`); may be called from
     /// any thread.
@@ -45,7 +52,7 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
 /// # Examples
 ///
 /// ```
-/// use rs_api::{BoxSubscriber, Error, Subscriber, SubscriptionRef};
+/// use rs_api::{Error, Subscriber, SubscriptionRef};
 /// use rs_tck::subscriber::{SubscriberPuppet, SubscriberWhiteboxVerification, WhiteboxSubscriberProbe};
 /// use std::sync::{Arc, Mutex};
 ///
@@ -77,8 +84,8 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
 /// struct V;
 /// impl SubscriberWhiteboxVerification for V {
 ///     type Item = u64;
-///     fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> BoxSubscriber<u64> {
-///         Box::new(Mine { probe, sub: Arc::new(Mutex::new(None)) })
+///     fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> impl Subscriber<u64> + 'static {
+///         Mine { probe, sub: Arc::new(Mutex::new(None)) }
 ///     }
 ///     fn create_element(&self, i: u64) -> u64 { i }
 /// }
@@ -116,7 +123,7 @@ impl<'v, V: SubscriberWhiteboxVerification> Stage<'v, V> {
     pub(crate) fn new(v: &'v V, env: &TestEnvironment, mode: Mode) -> TestResult<Self> {
         let probe = WhiteboxSubscriberProbe::new(env);
         let publisher = ManualPublisher::new(env, mode);
-        publisher.subscribe(v.create_subscriber(probe.clone()));
+        publisher.subscribe(Box::new(v.create_subscriber(probe.clone())));
         let puppet = probe.expect_registered()?;
         Ok(Stage {
             v,
@@ -714,41 +721,35 @@ pub(crate) fn untested_spec316_request_must_not_throw_exception_and_must_on_erro
     Err(Stop::untested(super::SPEC316_REASON))
 }
 
-macro_rules! spec {
-    ($name:ident, $jvm:literal, $rule:literal) => {
-        TestSpec::new(stringify!($name), $jvm, $rule, $name::<V>)
-    };
-}
-
 /// The 27 tests, in the JVM TCK's order.
 pub fn specs<V: SubscriberWhiteboxVerification>() -> Vec<TestSpec<V>> {
-    vec![
-        spec!(required_exercise_whitebox_happy_path, "required_exerciseWhiteboxHappyPath", ""),
-        spec!(required_spec201_must_signal_demand_via_subscription_request, "required_spec201_mustSignalDemandViaSubscriptionRequest", "2.1"),
-        spec!(untested_spec202_should_asynchronously_dispatch, "untested_spec202_shouldAsynchronouslyDispatch", "2.2"),
-        spec!(required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3"),
-        spec!(required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3"),
-        spec!(untested_spec204_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4"),
-        spec!(required_spec205_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5"),
-        spec!(untested_spec206_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6"),
-        spec!(untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7"),
-        spec!(required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "required_spec208_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8"),
-        spec!(required_spec209_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9"),
-        spec!(required_spec209_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9"),
-        spec!(required_spec210_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10"),
-        spec!(required_spec210_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10"),
-        spec!(untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11"),
-        spec!(untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation, "untested_spec212_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality_specViolation", "2.12"),
-        spec!(untested_spec213_failing_on_signal_invocation, "untested_spec213_failingOnSignalInvocation", "2.13"),
-        spec!(required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(untested_spec301_must_not_be_called_outside_subscriber_context, "untested_spec301_mustNotBeCalledOutsideSubscriberContext", "3.1"),
-        spec!(required_spec308_request_must_register_given_number_elements_to_be_produced, "required_spec308_requestMustRegisterGivenNumberElementsToBeProduced", "3.8"),
-        spec!(untested_spec310_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10"),
-        spec!(untested_spec311_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11"),
-        spec!(untested_spec314_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14"),
-        spec!(untested_spec315_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15"),
-        spec!(untested_spec316_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16"),
+    specs![V, self:
+        required_exercise_whitebox_happy_path, "required_exerciseWhiteboxHappyPath", "";
+        required_spec201_must_signal_demand_via_subscription_request, "required_spec201_mustSignalDemandViaSubscriptionRequest", "2.1";
+        untested_spec202_should_asynchronously_dispatch, "untested_spec202_shouldAsynchronouslyDispatch", "2.2";
+        required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3";
+        required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3";
+        untested_spec204_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4";
+        required_spec205_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5";
+        untested_spec206_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6";
+        untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7";
+        required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "required_spec208_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8";
+        required_spec209_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9";
+        required_spec209_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9";
+        required_spec210_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10";
+        required_spec210_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10";
+        untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11";
+        untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation, "untested_spec212_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality_specViolation", "2.12";
+        untested_spec213_failing_on_signal_invocation, "untested_spec213_failingOnSignalInvocation", "2.13";
+        required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13";
+        required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13";
+        required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13";
+        untested_spec301_must_not_be_called_outside_subscriber_context, "untested_spec301_mustNotBeCalledOutsideSubscriberContext", "3.1";
+        required_spec308_request_must_register_given_number_elements_to_be_produced, "required_spec308_requestMustRegisterGivenNumberElementsToBeProduced", "3.8";
+        untested_spec310_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10";
+        untested_spec311_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11";
+        untested_spec314_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14";
+        untested_spec315_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15";
+        untested_spec316_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16";
     ]
 }
