@@ -12,8 +12,13 @@ pub mod sync {
     }
 
     /// A loom mutex whose `lock` ignores poisoning.
-    #[derive(Debug)]
-    pub struct Mutex<T>(loom::sync::Mutex<T>);
+    pub struct Mutex<T: ?Sized>(loom::sync::Mutex<T>);
+
+    impl<T: ?Sized> std::fmt::Debug for Mutex<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Mutex").finish_non_exhaustive()
+        }
+    }
 
     /// The guard of a [`Mutex`].
     pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
@@ -28,7 +33,9 @@ pub mod sync {
         pub fn into_inner(self) -> T {
             self.0.into_inner().unwrap_or_else(|p| p.into_inner())
         }
+    }
 
+    impl<T: ?Sized> Mutex<T> {
         /// Locks, blocking until the lock is free.
         pub fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap_or_else(|p| p.into_inner())

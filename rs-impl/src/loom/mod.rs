@@ -11,16 +11,25 @@
 //! user's publisher — can use the very same types and be model-checked alongside it.
 //! `.clippy.toml` bans the direct std types elsewhere in the workspace's implementation crate.
 //!
-//! | item | normal build | `--cfg rs_loom` |
-//! |---|---|---|
-//! | [`sync::Arc`] | `std::sync::Arc` | `loom::sync::Arc` |
-//! | [`sync::Mutex`], [`sync::Condvar`] | std, poison ignored | loom, poison ignored |
-//! | [`sync::atomic`] | `std::sync::atomic` | `loom::sync::atomic` |
-//! | [`cell::UnsafeCell`] | `core::cell::UnsafeCell` behind `with`/`with_mut` | `loom::cell::UnsafeCell` |
-//! | [`thread`] | `std::thread` | `loom::thread` |
-//! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) |
-//! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment |
-//! | [`assert_rejected`] | asserts that a body fails, in a child process | the same |
+//! **One API in both builds:** the same items, with the same methods, whichever build; code
+//! that compiles in one compiles in the other (`tests/facade.rs` uses every item and method
+//! below and is compiled and run in both builds). Which `std` items it covers:
+//!
+//! | item | normal build | `--cfg rs_loom` | methods (both builds) |
+//! |---|---|---|---|
+//! | [`sync::Arc`] | `std::sync::Arc` | `loom::sync::Arc` | `Arc`'s (no `Weak`: loom has none; loom's `Arc` does not unsize) |
+//! | [`sync::Mutex`] (`T: ?Sized`), [`sync::MutexGuard`] | std, poison ignored | loom, poison ignored | `new`, `lock`, `try_lock`, `into_inner`, `Default`, `Debug` |
+//! | [`sync::Condvar`] | std, poison ignored | loom, poison ignored | `new`, `wait`, `wait_timeout` (under loom: waits for a notification, never times out), `notify_one`, `notify_all`, `Default` |
+//! | [`sync::atomic`]: `AtomicBool`, `AtomicUsize`, `AtomicU64`, `AtomicU32`, `AtomicI64`, `Ordering`, `fence` | std's, wrapped (the workspace's clippy ban on direct std atomics flags every use elsewhere) | loom's | `new`, `load`, `store`, `swap`, `compare_exchange`, `fetch_or`, `into_inner`, `Default`, `Debug`; the integers also `fetch_add`, `fetch_sub`, `fetch_and`, `fetch_max`, `fetch_update` |
+//! | [`cell::UnsafeCell`] (`T: ?Sized`) | `core::cell::UnsafeCell` behind `with`/`with_mut` | `loom::cell::UnsafeCell` | `new`, `with`, `with_mut`, `into_inner`, `Default` |
+//! | [`thread`] | `std::thread` | `loom::thread` | `spawn`, `current`, `panicking`, `yield_now`, `JoinHandle` |
+//! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) | |
+//! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment | |
+//! | [`assert_rejected`] | asserts that a body fails, in a child process | the same | |
+//! | [`IS_LOOM`] | `false` | `true` | |
+//!
+//! Nothing is `const fn` (loom's constructors are not), so none of these can be a `static`:
+//! under loom every one must be created inside the model.
 //!
 //! # Examples
 //!

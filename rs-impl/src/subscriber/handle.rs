@@ -94,7 +94,7 @@ impl<R> Slot<R> {
     }
 }
 
-/// A handle on the outcome of a [`collect`] or [`for_each`] subscriber.
+/// A handle on the outcome of a [`collect`](super::collect) or [`for_each`](super::for_each) subscriber.
 pub struct Handle<R> {
     slot: Arc<Slot<R>>,
 }
