@@ -96,6 +96,10 @@ pub struct TestSpec<V: ?Sized> {
     /// The detail reported when the test passes (empty normally; used to say how a test
     /// departs from the JVM's, as the 3.9 negative-number test does).
     pub pass_note: &'static str,
+    /// What to look at in the implementation when the check fails (the JVM TCK's
+    /// `PublisherVerificationRules` messages do the same); appended to a failure's detail as
+    /// `hint: …`. Every check of this crate's verifications has one.
+    pub hint: &'static str,
 }
 
 impl<V: ?Sized> TestSpec<V> {
@@ -112,12 +116,19 @@ impl<V: ?Sized> TestSpec<V> {
             rule,
             run,
             pass_note: "",
+            hint: "",
         }
     }
 
     /// Sets the detail reported on a pass.
     pub fn with_pass_note(mut self, note: &'static str) -> Self {
         self.pass_note = note;
+        self
+    }
+
+    /// Sets the hint appended to a failure: what to look at in the implementation.
+    pub fn with_hint(mut self, hint: &'static str) -> Self {
+        self.hint = hint;
         self
     }
 
@@ -137,12 +148,14 @@ impl<V: ?Sized> fmt::Debug for TestSpec<V> {
 }
 
 /// The one way every verification writes its table of tests:
-/// `specs![V, module: check_name, "jvmCheckName", "1.1"; ...]` makes a `Vec<TestSpec<V>>` whose
-/// bodies are `module::check_name::<V>`.
+/// `specs![V, module: check_name, "jvmCheckName", "1.1", "hint"; ...]` makes a
+/// `Vec<TestSpec<V>>` whose bodies are `module::check_name::<V>`, each with its hint (what to
+/// look at in the implementation when the check fails).
 macro_rules! specs {
-    ($v:ty, $m:ident: $($name:ident, $jvm:literal, $rule:literal;)*) => {
+    ($v:ty, $m:ident: $($name:ident, $jvm:literal, $rule:literal, $hint:literal;)*) => {
         ::std::vec![$(
             $crate::suite::TestSpec::new(::std::stringify!($name), $jvm, $rule, $m::$name::<$v>)
+                .with_hint($hint)
         ),*]
     };
 }
@@ -161,6 +174,8 @@ pub struct Test {
     pub rule: &'static str,
     /// The JVM kind.
     pub kind: Kind,
+    /// What to look at in the implementation when it fails (see [`TestSpec::hint`]).
+    pub hint: &'static str,
     /// Whether the `cargo test` harness runs it in a child process of its own (see
     /// [`Suite::isolated`]).
     pub isolated: bool,
@@ -212,16 +227,17 @@ impl Suite {
             .into_iter()
             .map(|spec| {
                 let subject = subject.clone();
-                let (run, note) = (spec.run, spec.pass_note);
+                let (run, note, hint) = (spec.run, spec.pass_note, spec.hint);
                 let runner: Runner = Arc::new(move || {
                     let env = TestEnvironment::new(timeouts);
-                    run_body(&env, note, || run(&subject, &env))
+                    with_hint(run_body(&env, note, || run(&subject, &env)), hint)
                 });
                 Test {
                     name: spec.name,
                     jvm_name: spec.jvm_name,
                     rule: spec.rule,
                     kind: Kind::of(spec.name),
+                    hint: spec.hint,
                     isolated: false,
                     runner,
                 }
@@ -264,6 +280,20 @@ impl Suite {
         }
         self
     }
+}
+
+/// The words of an optional requirement that is not met (a skip, as in the JVM TCK).
+pub(crate) const UNMET_OPTIONAL: &str = "does NOT implement this OPTIONAL requirement";
+
+/// A failure's detail, or an unmet optional requirement's, with the check's hint appended
+/// (`… — hint: does the publisher emit only while demand is left …?`).
+fn with_hint(mut outcome: TestOutcome, hint: &str) -> TestOutcome {
+    let unmet = outcome.outcome == crate::outcome::Outcome::Skipped
+        && outcome.detail.contains(UNMET_OPTIONAL);
+    if (outcome.is_failure() || unmet) && !hint.is_empty() {
+        outcome.detail = format!("{} — hint: {hint}", outcome.detail);
+    }
+    outcome
 }
 
 /// Runs a body: catches its panic, and after a pass checks the environment for flops.

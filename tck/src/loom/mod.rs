@@ -264,17 +264,23 @@ fn subscriber_suite<V: SubscriberBlackboxVerification>(
 /// The publisher scenarios (no JVM counterpart: the JVM name is empty).
 fn publisher_specs<V: PublisherVerification>() -> Vec<TestSpec<Subject<V>>> {
     specs![V, scenarios:
-        required_spec103_concurrent_request_vs_emission, "", "1.3";
-        required_spec303_reentrant_and_concurrent_request, "", "3.3";
-        required_spec107_complete_racing_on_next, "", "1.7";
-        required_spec107_error_racing_on_next, "", "1.7";
-        required_spec312_cancel_racing_emission, "", "3.12";
+        required_spec103_concurrent_request_vs_emission, "", "1.3",
+            "are signals sent from one drain loop whose work counter uses Acquire/Release (happens-before between signals on different threads), and does a request made while another thread drains get served?";
+        required_spec303_reentrant_and_concurrent_request, "", "3.3",
+            "is a re-entrant request recorded for the drain loop already running instead of recursing into on_next, and is a concurrent one not lost?";
+        required_spec107_complete_racing_on_next, "", "1.7",
+            "is on_complete sent exactly once, after the last element, with nothing after it, and is the subscriber dropped then, whichever thread drains?";
+        required_spec107_error_racing_on_next, "", "1.7",
+            "does request(0) racing emission end in exactly one on_error naming rule 3.9, with nothing after it and no more elements than requested?";
+        required_spec312_cancel_racing_emission, "", "3.12",
+            "after cancel (from any thread, twice), does emission stop, do later request and cancel calls do nothing, and is the subscriber dropped, in every interleaving?";
     ]
 }
 
 /// The subscriber scenario.
 fn subscriber_specs<V: SubscriberBlackboxVerification>() -> Vec<TestSpec<Subject<V>>> {
     specs![V, scenarios:
-        required_spec205_racing_on_subscribe, "", "2.5";
+        required_spec205_racing_on_subscribe, "", "2.5",
+            "does on_subscribe keep exactly one subscription and cancel the other when two threads call it at once (the check and the set must be one atomic step: one lock or a compare_exchange)?";
     ]
 }

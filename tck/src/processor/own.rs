@@ -215,8 +215,11 @@ pub(super) fn spec316<V: IdentityProcessorVerification>(
 /// The processor's own three tests.
 pub(super) fn specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<Own<V>>> {
     specs![V, self:
-        required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4";
-        must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2";
-        required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1";
+        required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4",
+            "does the processor forward an upstream on_error to every current subscriber, not only the first?";
+        must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2",
+            "does the processor forward an upstream error at once, without waiting for downstream demand, and leave the failed upstream subscription alone afterwards (no request, no cancel)?";
+        required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1",
+            "does the processor request from upstream again as downstream demand arrives? a processor that emits only when every subscriber has demand must say so: does_coordinated_emission() = true";
     ]
 }

@@ -11,6 +11,7 @@ use super::{PublisherVerification, PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE};
 use crate::env::TestEnvironment;
 use crate::instruments::{subscribe_guarded, Latch, ManualSubscriber, Signal};
 use crate::outcome::{ensure, fail, Stop, TestResult};
+use crate::suite::UNMET_OPTIONAL;
 use rs_impl::panics::panic_message;
 
 /// The pass detail of the two 3.9 negative-number tests.
@@ -74,8 +75,7 @@ fn optional(env: &TestEnvironment, body: impl FnOnce() -> TestResult) -> TestRes
     let result = body().and_then(|()| env.verify_no_async_errors_no_delay());
     result.map_err(|stop| match stop {
         Stop::Failed(m) => Stop::skipped(format!(
-            "Skipped because the tested publisher does NOT implement this OPTIONAL \
-             requirement: {m}"
+            "Skipped because the tested publisher {UNMET_OPTIONAL}: {m}"
         )),
         other => other,
     })

@@ -640,31 +640,57 @@ pub(crate) fn untested_spec316_blackbox_request_must_not_throw_exception_and_mus
 /// The 26 tests, in the JVM TCK's order.
 pub fn specs<V: SubscriberBlackboxVerification>() -> Vec<TestSpec<V>> {
     specs![V, self:
-        required_spec201_blackbox_must_signal_demand_via_subscription_request, "required_spec201_blackbox_mustSignalDemandViaSubscriptionRequest", "2.1";
-        untested_spec202_blackbox_should_asynchronously_dispatch, "untested_spec202_blackbox_shouldAsynchronouslyDispatch", "2.2";
-        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3";
-        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3";
-        untested_spec204_blackbox_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_blackbox_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4";
-        required_spec205_blackbox_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_blackbox_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5";
-        untested_spec206_blackbox_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_blackbox_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6";
-        untested_spec207_blackbox_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_blackbox_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7";
-        untested_spec208_blackbox_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "untested_spec208_blackbox_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8";
-        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9";
-        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9";
-        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10";
-        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10";
-        untested_spec211_blackbox_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_blackbox_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11";
-        untested_spec212_blackbox_must_not_call_on_subscribe_more_than_once_based_on_object_equality, "untested_spec212_blackbox_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality", "2.12";
-        untested_spec213_blackbox_failing_on_signal_invocation, "untested_spec213_blackbox_failingOnSignalInvocation", "2.13";
-        required_spec213_blackbox_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13";
-        required_spec213_blackbox_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13";
-        required_spec213_blackbox_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13";
-        untested_spec301_blackbox_must_not_be_called_outside_subscriber_context, "untested_spec301_blackbox_mustNotBeCalledOutsideSubscriberContext", "3.1";
-        untested_spec308_blackbox_request_must_register_given_number_elements_to_be_produced, "untested_spec308_blackbox_requestMustRegisterGivenNumberElementsToBeProduced", "3.8";
-        untested_spec310_blackbox_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_blackbox_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10";
-        untested_spec311_blackbox_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_blackbox_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11";
-        untested_spec314_blackbox_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_blackbox_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14";
-        untested_spec315_blackbox_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_blackbox_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15";
-        untested_spec316_blackbox_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_blackbox_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16";
+        required_spec201_blackbox_must_signal_demand_via_subscription_request, "required_spec201_blackbox_mustSignalDemandViaSubscriptionRequest", "2.1",
+            "does the subscriber request by itself (from on_subscribe, and again as it consumes), or, if it needs a nudge, does trigger_request provide it?";
+        untested_spec202_blackbox_should_asynchronously_dispatch, "untested_spec202_blackbox_shouldAsynchronouslyDispatch", "2.2",
+            "a recommendation: hand slow processing to another thread instead of doing it inside on_next";
+        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3",
+            "does on_complete drop the subscription without calling request or cancel on it?";
+        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3",
+            "does on_error drop the subscription without calling request or cancel on it?";
+        untested_spec204_blackbox_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_blackbox_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4",
+            "after on_complete or on_error, is the subscription dropped, so that nothing (trigger_request included) requests from it again?";
+        required_spec205_blackbox_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_blackbox_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5",
+            "does on_subscribe cancel a second subscription while one is active, and never request from it?";
+        untested_spec206_blackbox_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_blackbox_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6",
+            "cancel a subscription you no longer need (the whitebox verification checks it)";
+        untested_spec207_blackbox_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_blackbox_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7",
+            "are the subscriber's calls on its subscription serialised, whichever thread delivers the signal that makes them? one gate around every call";
+        untested_spec208_blackbox_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "untested_spec208_blackbox_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8",
+            "accept on_next after cancel (the whitebox verification checks it)";
+        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9",
+            "does on_complete return normally after a request?";
+        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9",
+            "does on_complete return normally without any request before it?";
+        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10",
+            "does on_error return normally after a request?";
+        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10",
+            "does on_error return normally without any request before it?";
+        untested_spec211_blackbox_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_blackbox_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11",
+            "nothing to do: signals move their arguments into &mut self methods of a Send subscriber";
+        untested_spec212_blackbox_must_not_call_on_subscribe_more_than_once_based_on_object_equality, "untested_spec212_blackbox_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality", "2.12",
+            "nothing to do: a subscriber is subscribed by value, once";
+        untested_spec213_blackbox_failing_on_signal_invocation, "untested_spec213_blackbox_failingOnSignalInvocation", "2.13",
+            "do the signal methods return normally (no panic) in every legal sequence?";
+        required_spec213_blackbox_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        required_spec213_blackbox_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        required_spec213_blackbox_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        untested_spec301_blackbox_must_not_be_called_outside_subscriber_context, "untested_spec301_blackbox_mustNotBeCalledOutsideSubscriberContext", "3.1",
+            "after the publisher drops the subscriber, does anything it left behind (a thread, a timer, a handle) still call the subscription? stop them when the subscriber ends or is dropped";
+        untested_spec308_blackbox_request_must_register_given_number_elements_to_be_produced, "untested_spec308_blackbox_requestMustRegisterGivenNumberElementsToBeProduced", "3.8",
+            "request what you mean to consume (the whitebox verification checks the amounts)";
+        untested_spec310_blackbox_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_blackbox_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10",
+            "is request called with no lock or borrow of the subscriber's state held? a synchronous publisher calls on_next from inside request";
+        untested_spec311_blackbox_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_blackbox_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11",
+            "is request called with no lock or borrow of the subscriber's state held? a synchronous publisher calls on_complete or on_error from inside request";
+        untested_spec314_blackbox_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_blackbox_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14",
+            "make Drop safe without a terminal signal (the whitebox verification checks it)";
+        untested_spec315_blackbox_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_blackbox_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15",
+            "nothing to check here: the subscription is the TCK's (publishers and processors are checked)";
+        untested_spec316_blackbox_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_blackbox_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16",
+            "nothing to check here: the subscription is the TCK's (publishers and processors are checked)";
     ]
 }
