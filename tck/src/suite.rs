@@ -29,7 +29,7 @@
 //!     if v.answer() == 42 { Ok(()) } else { Err(Stop::failed("wrong answer")) }
 //! }
 //! let specs = vec![TestSpec::new("required_answer", "required_answer", "0.0", check::<FortyTwo>)];
-//! let suite = Suite::new("forty-two", "answer", FortyTwo, Timeouts::default(), specs);
+//! let suite = Suite::new("forty-two", "answer", Timeouts::default(), FortyTwo, specs);
 //! assert_eq!(suite.tests[0].run().outcome, Outcome::Passed);
 //! ```
 
@@ -211,12 +211,14 @@ pub struct Suite {
 }
 
 impl Suite {
-    /// Binds `specs` to the implementation `subject`; each test runs with `timeouts`.
+    /// Binds `specs` to the implementation `subject`; each test runs with `timeouts`. (Every
+    /// verification's `verify` is this call: `Suite::new(implementation, VERIFICATION,
+    /// v.timeouts(), v, specs::<V>())`.)
     pub fn new<V>(
         implementation: impl Into<String>,
         verification: &'static str,
-        subject: V,
         timeouts: Timeouts,
+        subject: V,
         specs: Vec<TestSpec<V>>,
     ) -> Suite
     where

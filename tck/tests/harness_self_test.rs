@@ -49,7 +49,7 @@ fn suite() -> Suite {
         TestSpec::new("d_panics", "", "9.3", panics),
         TestSpec::new("e_passes", "", "", passes),
     ];
-    Suite::new("harness", "self_test", (), Timeouts::default(), specs).isolated()
+    Suite::new("harness", "self_test", Timeouts::default(), (), specs).isolated()
 }
 
 fn isolation_reports_an_abort_and_keeps_the_others() -> Result<(), libtest_mimic::Failed> {

@@ -73,6 +73,27 @@ impl<C, R> Drop for Core<C, R> {
     }
 }
 
+/// The four signals of a ready-made subscriber (a newtype over its [`Core`]) go to the core.
+macro_rules! signals_to_core {
+    () => {
+        fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+            self.0.on_subscribe(subscription);
+        }
+
+        fn on_next(&mut self, item: T) {
+            self.0.on_next(item);
+        }
+
+        fn on_error(&mut self, error: Error) {
+            self.0.on_error(error);
+        }
+
+        fn on_complete(&mut self) {
+            self.0.on_complete::<T>();
+        }
+    };
+}
+
 /// Collects into a `Vec`.
 impl<T: Send> Consume<T> for Vec<T> {
     type Output = Vec<T>;
@@ -128,21 +149,7 @@ pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
 }
 
 impl<T: Send> Subscriber<T> for Collect<T> {
-    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        self.0.on_subscribe(subscription);
-    }
-
-    fn on_next(&mut self, item: T) {
-        self.0.on_next(item);
-    }
-
-    fn on_error(&mut self, error: Error) {
-        self.0.on_error(error);
-    }
-
-    fn on_complete(&mut self) {
-        self.0.on_complete::<T>();
-    }
+    signals_to_core!();
 }
 
 /// A subscriber that calls a closure for each element (see [`for_each`]).
@@ -180,19 +187,5 @@ impl<T, F> Subscriber<T> for ForEach<F>
 where
     F: FnMut(T) + Send,
 {
-    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        self.0.on_subscribe(subscription);
-    }
-
-    fn on_next(&mut self, item: T) {
-        self.0.on_next(item);
-    }
-
-    fn on_error(&mut self, error: Error) {
-        self.0.on_error(error);
-    }
-
-    fn on_complete(&mut self) {
-        self.0.on_complete::<T>();
-    }
+    signals_to_core!();
 }

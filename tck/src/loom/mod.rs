@@ -236,14 +236,7 @@ fn publisher_suite<V: PublisherVerification>(
     verification: &'static str,
     v: Arc<V>,
 ) -> Suite {
-    Suite::new(
-        implementation,
-        verification,
-        Subject(v),
-        Timeouts::default(),
-        publisher_specs::<V>(),
-    )
-    .isolated()
+    suite(implementation, verification, v, publisher_specs::<V>())
 }
 
 fn subscriber_suite<V: SubscriberBlackboxVerification>(
@@ -251,12 +244,22 @@ fn subscriber_suite<V: SubscriberBlackboxVerification>(
     verification: &'static str,
     v: Arc<V>,
 ) -> Suite {
+    suite(implementation, verification, v, subscriber_specs::<V>())
+}
+
+/// The isolated suite of `specs` over `v` (loom does not model time: no timeouts apply).
+fn suite<V: Send + Sync + 'static>(
+    implementation: String,
+    verification: &'static str,
+    v: Arc<V>,
+    specs: Vec<TestSpec<Subject<V>>>,
+) -> Suite {
     Suite::new(
         implementation,
         verification,
-        Subject(v),
         Timeouts::default(),
-        subscriber_specs::<V>(),
+        Subject(v),
+        specs,
     )
     .isolated()
 }

@@ -3,7 +3,7 @@
 //! and [`model`] turns the panic into the test's failure.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc as StdArc;
+use std::sync::{Arc as StdArc, Weak as StdWeak};
 
 use rs_api::{Publisher, Subscriber};
 use rs_impl::loom::sync::{Arc, Mutex};
@@ -24,37 +24,57 @@ fn model(f: impl Fn() + Send + Sync + 'static) -> TestResult {
         .map_err(|p| Stop::failed(panic_message(&*p)))
 }
 
+/// The frame of every publisher scenario: skips as the publisher verification does when the
+/// publisher cannot produce `elements` (or `on_complete`, if `completion`); then, in every
+/// interleaving, a fresh [`Record`] and [`Probe`] (requesting 1 from `on_subscribe`, and
+/// `reentrant`) for `body`, which creates the publisher, drives the race and asserts.
+fn publisher_scenario<V, F>(
+    s: &Subject<V>,
+    elements: u64,
+    completion: bool,
+    reentrant: Option<(u64, u64)>,
+    body: F,
+) -> TestResult
+where
+    V: PublisherVerification,
+    F: Fn(&V, &Arc<Record>, Probe<V::Item>, StdWeak<()>) + Send + Sync + 'static,
+{
+    require_elements(&*s.0, elements, completion)?;
+    let v = s.0.clone();
+    model(move || {
+        let record = Record::new();
+        let (probe, token) = Probe::<V::Item>::new(&record, 1, reentrant);
+        body(&v, &record, probe, token);
+    })
+}
+
 pub(super) fn required_spec103_concurrent_request_vs_emission<V: PublisherVerification>(
     s: &Subject<V>,
     _env: &TestEnvironment,
 ) -> TestResult {
-    require_elements(&*s.0, 3, false)?;
-    let v = s.0.clone();
-    model(move || {
-        let record = Record::new();
-        let (probe, token) = Probe::<V::Item>::new(&record, 1, None);
-        let a = spawn_request(&record, 1);
-        let b = spawn_request(&record, 1);
-        v.create_publisher(3).subscribe(Box::new(probe));
-        a.join().expect("requesting thread");
-        b.join().expect("requesting thread");
-        record.await_received(3);
-        record.finish(token, 3);
-    })
+    requests_racing_emission(s, None, 2)
 }
 
 pub(super) fn required_spec303_reentrant_and_concurrent_request<V: PublisherVerification>(
     s: &Subject<V>,
     _env: &TestEnvironment,
 ) -> TestResult {
-    require_elements(&*s.0, 3, false)?;
-    let v = s.0.clone();
-    model(move || {
-        let record = Record::new();
-        let (probe, token) = Probe::<V::Item>::new(&record, 1, Some((1, 1)));
-        let a = spawn_request(&record, 1);
+    requests_racing_emission(s, Some((1, 1)), 1)
+}
+
+/// 3 elements; the probe requests 1 from `on_subscribe` (and `reentrant`, see [`Probe`]) while
+/// `threads` other threads request 1 each; all 3 must arrive, and the probe's checks hold.
+fn requests_racing_emission<V: PublisherVerification>(
+    s: &Subject<V>,
+    reentrant: Option<(u64, u64)>,
+    threads: usize,
+) -> TestResult {
+    publisher_scenario(s, 3, false, reentrant, move |v, record, probe, token| {
+        let requesters: Vec<_> = (0..threads).map(|_| spawn_request(record, 1)).collect();
         v.create_publisher(3).subscribe(Box::new(probe));
-        a.join().expect("requesting thread");
+        for r in requesters {
+            r.join().expect("requesting thread");
+        }
         record.await_received(3);
         record.finish(token, 3);
     })
@@ -64,12 +84,8 @@ pub(super) fn required_spec107_complete_racing_on_next<V: PublisherVerification>
     s: &Subject<V>,
     _env: &TestEnvironment,
 ) -> TestResult {
-    require_elements(&*s.0, 2, true)?;
-    let v = s.0.clone();
-    model(move || {
-        let record = Record::new();
-        let (probe, token) = Probe::<V::Item>::new(&record, 1, None);
-        let a = spawn_request(&record, 1);
+    publisher_scenario(s, 2, true, None, |v, record, probe, token| {
+        let a = spawn_request(record, 1);
         v.create_publisher(2).subscribe(Box::new(probe));
         record.wait_subscription().request(1);
         a.join().expect("requesting thread");
@@ -90,12 +106,8 @@ pub(super) fn required_spec107_error_racing_on_next<V: PublisherVerification>(
     s: &Subject<V>,
     _env: &TestEnvironment,
 ) -> TestResult {
-    require_elements(&*s.0, 3, false)?;
-    let v = s.0.clone();
-    model(move || {
-        let record = Record::new();
-        let (probe, token) = Probe::<V::Item>::new(&record, 1, Some((1, 1)));
-        let a = spawn_request(&record, 0);
+    publisher_scenario(s, 3, false, Some((1, 1)), |v, record, probe, token| {
+        let a = spawn_request(record, 0);
         v.create_publisher(3).subscribe(Box::new(probe));
         a.join().expect("requesting thread");
         record.await_terminal();
@@ -120,11 +132,7 @@ pub(super) fn required_spec312_cancel_racing_emission<V: PublisherVerification>(
     s: &Subject<V>,
     _env: &TestEnvironment,
 ) -> TestResult {
-    require_elements(&*s.0, 3, false)?;
-    let v = s.0.clone();
-    model(move || {
-        let record = Record::new();
-        let (probe, token) = Probe::<V::Item>::new(&record, 1, None);
+    publisher_scenario(s, 3, false, None, |v, record, probe, token| {
         let a = {
             let record = record.clone();
             thread::spawn(move || record.wait_subscription().cancel())

@@ -173,22 +173,22 @@ pub fn verify<V: IdentityProcessorVerification>(
     let p = Suite::new(
         implementation.clone(),
         VERIFICATION,
-        AsPublisher::new(v.clone()),
         timeouts,
+        AsPublisher::new(v.clone()),
         publisher::specs::<AsPublisher<V>>(),
     );
     let w = Suite::new(
         implementation.clone(),
         VERIFICATION,
-        AsWhitebox(v.clone()),
         timeouts,
+        AsWhitebox(v.clone()),
         whitebox_specs::<V>(),
     );
     let own = Suite::new(
         implementation.clone(),
         VERIFICATION,
-        Own(v),
         timeouts,
+        Own(v),
         own::specs::<V>(),
     );
     Suite {

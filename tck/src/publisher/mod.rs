@@ -222,23 +222,13 @@ pub trait PublisherVerification: Send + Sync + 'static {
     }
 }
 
-/// The publisher verification's suite for `verification`, reported under `implementation`.
+/// The publisher verification's suite for the verification `v`, reported under `implementation`.
 ///
 /// # Examples
 ///
 /// See the [module docs](self).
-pub fn verify<V: PublisherVerification>(
-    implementation: impl Into<String>,
-    verification: V,
-) -> Suite {
-    let timeouts = verification.timeouts();
-    Suite::new(
-        implementation,
-        VERIFICATION,
-        verification,
-        timeouts,
-        specs::<V>(),
-    )
+pub fn verify<V: PublisherVerification>(implementation: impl Into<String>, v: V) -> Suite {
+    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
 }
 
 /// How a bridge from the JVM maps a JVM demand (`long`) to a Rust one: positive values pass,

@@ -88,7 +88,7 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
     }
 }
 
-/// The blackbox verification's suite for `verification`, reported under `implementation`.
+/// The blackbox verification's suite for the verification `v`, reported under `implementation`.
 ///
 /// # Examples
 ///
@@ -110,18 +110,8 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
 /// let t = suite.test("required_spec201_blackbox_must_signal_demand_via_subscription_request");
 /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 /// ```
-pub fn verify<V: SubscriberBlackboxVerification>(
-    implementation: impl Into<String>,
-    verification: V,
-) -> Suite {
-    let timeouts = verification.timeouts();
-    Suite::new(
-        implementation,
-        VERIFICATION,
-        verification,
-        timeouts,
-        specs::<V>(),
-    )
+pub fn verify<V: SubscriberBlackboxVerification>(implementation: impl Into<String>, v: V) -> Suite {
+    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
 }
 
 /// Lets the TCK reach the subscriber for `trigger_request` while the publisher owns it.

@@ -47,7 +47,7 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
     }
 }
 
-/// The whitebox verification's suite for `verification`, reported under `implementation`.
+/// The whitebox verification's suite for the verification `v`, reported under `implementation`.
 ///
 /// # Examples
 ///
@@ -94,18 +94,8 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
 /// let t = suite.test("required_spec308_request_must_register_given_number_elements_to_be_produced");
 /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 /// ```
-pub fn verify<V: SubscriberWhiteboxVerification>(
-    implementation: impl Into<String>,
-    verification: V,
-) -> Suite {
-    let timeouts = verification.timeouts();
-    Suite::new(
-        implementation,
-        VERIFICATION,
-        verification,
-        timeouts,
-        specs::<V>(),
-    )
+pub fn verify<V: SubscriberWhiteboxVerification>(implementation: impl Into<String>, v: V) -> Suite {
+    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
 }
 
 /// One whitebox test run: the TCK's publisher, the probe and the puppet (the JVM's
