@@ -20,6 +20,10 @@
 //! * **Prompt callers (3.4, 3.5).** A non-drainer never waits for the drainer. A new drainer may
 //!   wait for the previous one to release the state, which happens right after its last
 //!   decrement, with no user code in between.
+//! * **Values without a queue when idle.** A producer that hands values to the drainer (an
+//!   upstream's `on_next` into a processor) can use [`DrainLoop::try_drain_with`]: when nobody
+//!   drains, the value goes straight into the state and the caller drains (no queue, no lock
+//!   besides the state's); otherwise the caller queues it and calls [`DrainLoop::drain`].
 //! * **`pass` must not panic.** Catch subscriber panics at the callback (rule 2.13); a panic that
 //!   escapes `pass` propagates to the caller and leaves the loop wedged (no further passes).
 //!
