@@ -11,7 +11,7 @@
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
-//! | [`report`] | where subscriber panics are reported (rule 2.13) |
+//! | [`panics`] | subscriber panics (rule 2.13): where they are reported; the text of a panic |
 //!
 //! # Examples
 //!
@@ -27,8 +27,8 @@
 pub mod demand;
 pub mod fanout;
 pub mod loom;
+pub mod panics;
 pub mod processor;
-pub mod report;
 pub mod serial;
 pub mod source;
 pub mod subscriber;

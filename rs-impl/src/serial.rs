@@ -20,6 +20,10 @@
 //! * **Prompt callers (3.4, 3.5).** Nobody ever waits: a non-drainer returns at once, and a new
 //!   drainer starts only once the counter is back at 0, i.e. after the previous drainer's last
 //!   access to the state.
+//! * **Values without a queue when idle.** A producer that hands values to the drainer (an
+//!   upstream's `on_next` into a processor) can use [`DrainLoop::try_drain_with`]: when nobody
+//!   drains, the value goes straight into the state and the caller drains (no queue, no lock
+//!   besides the state's); otherwise the caller queues it and calls [`DrainLoop::drain`].
 //! * **`pass` must not panic.** Catch subscriber panics at the callback (rule 2.13); a panic that
 //!   escapes `pass` propagates to the caller and leaves the loop wedged (no further passes).
 //!
@@ -155,8 +159,9 @@ use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 /// lock was uncontended by construction but cost two more atomic read-modify-writes per drain,
 /// which a producer-driven publisher pays per element (the fanout's `send`: 4 → 2, about
 /// 17 ns per element on the 2-core benchmark machine; see issue #11's closing note). The loom
-/// models of `rs-impl/tests/loom/drain.rs` and every source model check the hand-over: loom
-/// reports any access to the cell that is not ordered after the previous drainer's.
+/// models of `rs-impl/tests/loom/drain.rs` and every source, processor and fanout model check
+/// the hand-over: loom reports any access to the cell that is not ordered after the previous
+/// drainer's (a `Relaxed` counter makes them fail).
 pub struct DrainLoop<S> {
     /// Work recorded and not yet seen by the drainer; 0 when nobody is draining.
     wip: AtomicUsize,
@@ -173,9 +178,9 @@ impl<S> fmt::Debug for DrainLoop<S> {
     }
 }
 
-// SAFETY: the state is only reached through `drain`, by one thread at a time (the drainer, see
-// `drain_as_drainer`), so sharing the loop between threads shares no `&S` and only moves the
-// exclusive use of `S` between threads: `S: Send` is what that needs.
+// SAFETY: the state is only reached through `drain` and `try_drain_with`, by one thread at a
+// time (the drainer, see `passes`), so sharing the loop between threads shares no `&S` and only
+// moves the exclusive use of `S` between threads: `S: Send` is what that needs.
 unsafe impl<S: Send> Sync for DrainLoop<S> {}
 // SAFETY: as for any owner of an `S`.
 unsafe impl<S: Send> Send for DrainLoop<S> {}
@@ -233,26 +238,86 @@ impl<S> DrainLoop<S> {
         true
     }
 
+    /// Hands `value` straight to the state and drains, if nobody is draining now; otherwise
+    /// gives `value` back, recording nothing.
+    ///
+    /// For a producer that would otherwise queue every value under a lock for the drainer:
+    /// when the loop is idle, `accept` puts the value into the drainer's state (no queue, no
+    /// lock besides the state's own), then passes run as in [`drain`](Self::drain). On
+    /// `Err(value)` the caller must **first** queue `value` where `pass` finds it, **then** call
+    /// [`drain`](Self::drain) to record the work (in the other order, the drainer can finish
+    /// between the two and the value waits for the next caller).
+    ///
+    /// If every pass takes everything queued, a value accepted here comes after every value that
+    /// was queued and recorded before this call (no drainer was active, so every recorded
+    /// value has been taken), and before every value queued after it: a producer whose calls
+    /// are serial (such as a publisher's `on_next`) keeps its order.
+    ///
+    /// # Errors
+    ///
+    /// `value`, when another caller is draining (possibly this thread, re-entrantly).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::serial::DrainLoop;
+    /// let l = DrainLoop::new(Vec::new());
+    /// let mut seen = 0;
+    /// assert!(l.try_drain_with(7, |v: &mut Vec<u32>, x| v.push(x), |v| seen = v.len()).is_ok());
+    /// assert_eq!(seen, 1);
+    /// ```
+    pub fn try_drain_with<T, A, F>(&self, value: T, accept: A, pass: F) -> Result<(), T>
+    where
+        A: FnOnce(&mut S, T),
+        F: FnMut(&mut S),
+    {
+        if self
+            .wip
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(value);
+        }
+        self.with_state(|state| accept(state, value));
+        self.passes(pass);
+        Ok(())
+    }
+
     /// The drainer's loop, out of line so that `drain`'s fast path inlines.
     #[inline(never)]
-    fn drain_as_drainer<F>(&self, mut pass: F)
+    fn drain_as_drainer<F>(&self, pass: F)
+    where
+        F: FnMut(&mut S),
+    {
+        self.passes(pass);
+    }
+
+    /// Runs `f` with the state. Only the drainer calls it.
+    #[inline]
+    fn with_state<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
+        self.state.with_mut(|state| {
+            // SAFETY: (1) only a call that moved `wip` from 0 (`drain`'s increment or
+            // `try_drain_with`'s exchange) gets here, and `wip` stays above 0 until the last
+            // `fetch_sub` of its `passes`, so no other call reaches the state meanwhile: this is
+            // the only reference to it. (2) The previous drainer's accesses happen-before ours:
+            // its last `fetch_sub` (release) brought `wip` to 0 and our read-modify-write
+            // (acquire) read that value or a later one in the counter's modification order (a
+            // release sequence of read-modify-writes). (3) A re-entrant `drain` from inside
+            // `pass` only increments `wip`; a re-entrant `try_drain_with` fails. (4) If `f`
+            // panics, `wip` stays above 0 forever and the state is never touched again.
+            f(unsafe { &mut *state })
+        })
+    }
+
+    /// Runs passes until one completes with no new work recorded meanwhile (this drainer's
+    /// own unit of work included); the state is then free for the next drainer.
+    fn passes<F>(&self, mut pass: F)
     where
         F: FnMut(&mut S),
     {
         let mut missed = 1;
         loop {
-            self.state.with_mut(|state| {
-                // SAFETY: (1) only the call that moved `wip` from 0 gets here, and `wip` stays
-                // above 0 until this loop's last `fetch_sub` below, so no other call runs this
-                // loop meanwhile: this is the only reference to the state. (2) The previous
-                // drainer's accesses happen-before ours: its last `fetch_sub` (release) brought
-                // `wip` to 0 and our `fetch_add` (acquire) read that value or a later one in
-                // the counter's modification order (a release sequence of read-modify-writes).
-                // (3) A re-entrant `drain` from inside `pass` only increments `wip`. (4) If
-                // `pass` panics, `wip` stays above 0 forever and the state is never touched
-                // again.
-                pass(unsafe { &mut *state });
-            });
+            self.with_state(&mut pass);
             // Subtract exactly what this pass has seen; anything added meanwhile stays and
             // makes us loop (no lost wake-up).
             let before = self.wip.fetch_sub(missed, Ordering::AcqRel);

@@ -864,7 +864,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
     quiet_deliberate_panics();
     let reported = Arc::new(AtomicUsize::new(0));
     let r = reported.clone();
-    let _ = rs_impl::report::set_panic_reporter(move |v| {
+    let _ = rs_impl::panics::set_reporter(move |v| {
         if v.to_string().contains("deliberate") {
             r.fetch_add(1, Ordering::SeqCst);
         }

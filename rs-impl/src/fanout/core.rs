@@ -39,7 +39,7 @@ use super::{FanoutConfig, FanoutError, FanoutStats, LastSubscriberPolicy, Timeou
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::{Condvar, Mutex};
-use crate::report;
+use crate::panics;
 use crate::serial::DrainLoop;
 
 /// [`Handle::flags`]: cancelled by the subscriber, by a terminal signal or by a panic.
@@ -577,7 +577,7 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// Writes one element of the producer's into the ring and hands it to the group.
     fn write(&self, st: &mut State<T>, x: T) {
         if st.completed || st.failed.is_some() {
-            report::drop_guarded(x); // the stream ended meanwhile: dropped with the buffer
+            panics::drop_guarded(x); // the stream ended meanwhile: dropped with the buffer
             return;
         }
         match st.ring.write(x) {
@@ -587,7 +587,7 @@ impl<T: Clone + Send + 'static> Core<T> {
                 self.broadcast(st);
             }
             Err(x) => {
-                report::drop_guarded(x);
+                panics::drop_guarded(x);
                 self.upstream_overflow(st);
             }
         }
@@ -661,11 +661,11 @@ impl<T: Clone + Send + 'static> Core<T> {
             handle.flags.store(CANCELLED, Ordering::Release);
             let sref: SubscriptionRef = handle;
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(sref))) {
-                report::subscriber_panicked("on_subscribe", p);
+                panics::subscriber_panicked("on_subscribe", p);
             } else if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_error(error))) {
-                report::subscriber_panicked("on_error", p);
+                panics::subscriber_panicked("on_error", p);
             }
-            report::drop_guarded(subscriber);
+            panics::drop_guarded(subscriber);
             return;
         }
         let cursor = st.ring.join();
@@ -734,28 +734,28 @@ impl<T: Clone + Send + 'static> Core<T> {
             Leave::Cancelled => st.lost_last |= last,
             Leave::Panicked(signal, p) => {
                 st.lost_last |= last;
-                report::subscriber_panicked(signal, p);
+                panics::subscriber_panicked(signal, p);
             }
             Leave::BadRequest => {
                 st.lost_last |= last;
                 let e: Error = SpecViolation::NonPositiveRequest.into();
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
-                    report::subscriber_panicked("on_error", p);
+                    panics::subscriber_panicked("on_error", p);
                 }
             }
             Leave::Complete => {
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_complete())) {
-                    report::subscriber_panicked("on_complete", p);
+                    panics::subscriber_panicked("on_complete", p);
                 }
             }
             Leave::Error(e) => {
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
-                    report::subscriber_panicked("on_error", p);
+                    panics::subscriber_panicked("on_error", p);
                 }
             }
         }
         // 3.13: the subscriber is dropped; its `Drop` must not unwind the drain loop.
-        report::drop_guarded(sub);
+        panics::drop_guarded(sub);
     }
 
     /// Hands the element just written to every subscriber of the group: the steady-state hot

@@ -47,7 +47,7 @@
 //! * **Bad input and panics.** `request(0)` fails that subscriber alone with
 //!   [`SpecViolation::NonPositiveRequest`](rs_api::SpecViolation) (3.9); demand saturates
 //!   (3.17). A subscriber that panics (in any signal, or in the element's `clone`) is cancelled
-//!   and reported through [`report`](crate::report) (2.13); the others lose nothing. No panic of
+//!   and reported through [`panics`](crate::panics) (2.13); the others lose nothing. No panic of
 //!   a subscriber or of an element's `Drop` reaches the producer or a requester.
 //!
 //! # Threads

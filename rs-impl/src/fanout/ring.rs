@@ -52,7 +52,7 @@
 //! 5. `released` counts the elements ever reclaimed or cleared: `written - released == len`,
 //!    which is what a producer outside the drain loop uses to know the free space.
 
-use crate::report;
+use crate::panics;
 
 /// A resizable ring of elements read by several cursors. See the [module docs](self).
 pub(crate) struct Ring<T> {
@@ -341,7 +341,7 @@ impl<T> Ring<T> {
         let value = self.slots[i].take();
         if std::mem::needs_drop::<T>() {
             // An element's `Drop` is user code: a panic there must not unwind the drain loop.
-            report::drop_guarded(value);
+            panics::drop_guarded(value);
         }
     }
 
