@@ -95,7 +95,7 @@ impl Subscriber<u64> for SumOneByOne {
     fn on_complete(&mut self) {}
 }
 
-/// As [`Sum`], doing [`slow_work`] first.
+/// As [`Sum`], doing `slow_work` first.
 struct SumSlow(Arc<Checksum>);
 
 impl Subscriber<u64> for SumSlow {
@@ -165,7 +165,7 @@ pub fn rs_impl_processor(k: u64, n: u64) -> u64 {
     total(&sums)
 }
 
-/// Ours, `fanout-slow`: subscriber 0 does [`slow_work`] per element.
+/// Ours, `fanout-slow`: subscriber 0 does `slow_work` per element.
 pub fn rs_impl_channel_slow(k: u64, n: u64) -> u64 {
     ours(k, n, false, true)
 }
@@ -202,7 +202,7 @@ pub fn closure_loop(k: u64, n: u64) -> u64 {
     closures(k, n, false)
 }
 
-/// The ceiling of `fanout-slow`: closure 0 does [`slow_work`].
+/// The ceiling of `fanout-slow`: closure 0 does `slow_work`.
 pub fn closure_loop_slow(k: u64, n: u64) -> u64 {
     closures(k, n, true)
 }
