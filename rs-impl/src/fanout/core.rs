@@ -14,14 +14,15 @@
 //!
 //! # The hot path
 //!
-//! Per element written, a pass visits only the **ready** subscribers (those with demand left);
-//! each visit delivers every element the subscriber may have (its demand is re-read from its
-//! [`Demand`] only when its local `emitted` count reaches the total last read) and then tells
-//! the ring where its cursor went, once. A subscriber whose demand runs out is **parked**: it
-//! leaves the ready list and is not looked at again until its own `request` un-parks it (the
-//! `PARKED` flag, claimed by exactly one side) and queues its id. No scan of cursors or
-//! subscriptions happens per element or per request; the one O(subscribers) walk is at
-//! termination.
+//! Per element written, the **group** (the caught-up subscribers with demand) gets it in one
+//! loop (a demand comparison, a clone and a call each) and moves in the ring with one count
+//! update. Each **lagging** subscriber (behind, with demand) is visited once per pass: it gets
+//! every element its demand allows (its demand is re-read from its [`Demand`] only when its
+//! local `emitted` count reaches the total last read), then its cursor moves in the ring once.
+//! A subscriber whose demand runs out is **parked**: it leaves both lists and is not looked at
+//! again until its own `request` un-parks it (the `PARKED` flag, claimed by exactly one side)
+//! and queues its id. No scan of cursors or subscriptions happens per element or per request;
+//! the only O(subscribers) walks are at completion and failure.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
