@@ -3,11 +3,13 @@
 //! the channel and through the processor, with continuous demand, with `request(1)` from inside
 //! every `on_next`, and with a slow subscriber that parks and is woken by its requests.
 //!
-//! One test in this file, so no other test's allocations run concurrently.
+//! Everything measured runs on the test's thread, so only that thread's allocations are counted
+//! (a thread-local switch): the test harness's own threads cannot disturb the count.
 #![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -18,10 +20,22 @@ struct Counting;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// Whether this thread's allocations are being counted (const-initialised: reading it
+    /// never allocates).
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn count() {
+    if COUNTING.with(Cell::get) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 // SAFETY: forwards to the system allocator unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller's contract is passed on.
         unsafe { System.alloc(layout) }
     }
@@ -30,7 +44,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller's contract is passed on.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -99,7 +113,9 @@ impl Subscription for Upstream {
 fn allocations(n: u64, body: &mut dyn FnMut(u64, u64)) -> u64 {
     body(0, n); // warm-up: the buffer grows, vectors reach their size
     let before = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
     body(n, n);
+    COUNTING.with(|c| c.set(false));
     ALLOCATIONS.load(Ordering::Relaxed) - before
 }
 
