@@ -407,9 +407,12 @@ where
     }
 }
 
+/// The elements so far, and how the stream ended (`None` while it runs).
+type Seen<T> = (Vec<T>, Option<Result<(), Error>>);
+
 /// What a [`CollectSink`] saw: the elements, and how the stream ended.
 pub struct Collected<T> {
-    inner: Arc<Mutex<(Vec<T>, Option<Result<(), Error>>)>>,
+    inner: Arc<Mutex<Seen<T>>>,
 }
 
 impl<T> fmt::Debug for Collected<T> {
