@@ -4,7 +4,8 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Waker};
 
 use super::interpreter::Interpreter;
 use super::mailbox::Mailbox;
@@ -58,7 +59,13 @@ pub struct Island {
     scratch: Vec<u32>,
     stats: IslandStats,
     done: bool,
+    /// How a yield reschedules the island (see [`Island::with_yielder`]); `None`:
+    /// `wake_by_ref`.
+    yielder: Option<Yielder>,
 }
+
+/// Reschedules a yielding island behind the other ready tasks of its executor.
+pub type Yielder = StdArc<dyn Fn(Waker) + Send + Sync>;
 
 impl fmt::Debug for Island {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -84,6 +91,7 @@ impl Island {
             scratch: Vec::new(),
             stats: IslandStats::default(),
             done: false,
+            yielder: None,
         }
     }
 
@@ -98,6 +106,23 @@ impl Island {
     /// ```
     pub fn with_budget(mut self, events: u64) -> Self {
         self.budget = events.max(1);
+        self
+    }
+
+    /// Sets how a yield reschedules the island. By default it calls `wake_by_ref` from inside
+    /// `poll`, which tokio treats as a yield (the task goes to the back of the queue); futures'
+    /// `ThreadPool` instead polls such a task again at once, so the default
+    /// [`Runtime`](super::Runtime) hands the waker to a task spawned behind the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let i = rs_impl::island::Island::new(rs_impl::island::GraphBuilder::new().build().unwrap());
+    /// let i = i.with_yielder(std::sync::Arc::new(|w: std::task::Waker| w.wake()));
+    /// # drop(i);
+    /// ```
+    pub fn with_yielder(mut self, yielder: Yielder) -> Self {
+        self.yielder = Some(yielder);
         self
     }
 
@@ -152,7 +177,10 @@ impl Island {
                 // Spent: let the executor run others, and come back (RUNNING stays set, so
                 // posters meanwhile need not wake us: we are already scheduled).
                 self.stats.yields += 1;
-                cx.waker().wake_by_ref();
+                match &self.yielder {
+                    Some(y) => y(cx.waker().clone()),
+                    None => cx.waker().wake_by_ref(),
+                }
                 return Poll::Pending;
             }
             // The seam for the batching boundary (#13): output sides flush here, when the

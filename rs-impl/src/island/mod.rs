@@ -86,7 +86,7 @@ pub mod stages;
 
 pub use edge::{InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
 pub use flow::{Flow, FlowPublisher, DEFAULT_INPUT_BUFFER};
-pub use future::{Island, IslandStats, DEFAULT_BUDGET};
+pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};
 pub use mailbox::Notifier;
 pub use runtime::{Runtime, RuntimeError};

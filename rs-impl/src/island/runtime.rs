@@ -103,8 +103,16 @@ impl Runtime {
             .name_prefix("rs-island-")
             .create()
             .map_err(RuntimeError::ThreadPool)?;
+        // A task that wakes itself inside `poll` is polled again at once by this pool, so a
+        // yielding island is rescheduled by a tiny task queued behind the ready ones (one
+        // allocation per yield, that is per budget of events).
+        let p = pool.clone();
+        let yielder: super::future::Yielder =
+            StdArc::new(move |w: std::task::Waker| p.spawn_ok(async move { w.wake() }));
         Ok(Runtime {
-            spawn: StdArc::new(move |island: Island| pool.spawn_ok(island)),
+            spawn: StdArc::new(move |island: Island| {
+                pool.spawn_ok(island.with_yielder(yielder.clone()))
+            }),
             threads: Some(threads),
         })
     }

@@ -1,0 +1,378 @@
+//! Behaviour tests of islands on a runtime and the `Flow` builder: Reactive Streams rules at
+//! the edges, prompt `request`/`cancel` (rule 3.4), fairness between islands, failures.
+#![allow(clippy::disallowed_types)]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use rs_api::{Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef, UNBOUNDED};
+use rs_impl::island::{Flow, IslandError, Runtime};
+use rs_impl::source;
+use rs_impl::subscriber::{collect, RequestStrategy};
+
+fn runtime() -> Runtime {
+    Runtime::with_threads(2).expect("thread pool")
+}
+
+/// Generous: only a hang would reach it (the assertions are on counts and values).
+const PATIENCE: Duration = Duration::from_secs(60);
+
+#[test]
+fn map_filter_take_skip_scan_fold_through_one_island() {
+    let rt = runtime();
+    let cases: Vec<(Flow<u64>, Vec<u64>)> = vec![
+        (Flow::from_publisher(source::range(0u64..10)).map(|x| x * 2), (0..10).map(|x| x * 2).collect()),
+        (Flow::from_publisher(source::range(0u64..10)).filter(|x| x % 3 == 0), vec![0, 3, 6, 9]),
+        (Flow::from_publisher(source::range(0u64..10)).take(4), vec![0, 1, 2, 3]),
+        (Flow::from_publisher(source::range(0u64..10)).skip(7), vec![7, 8, 9]),
+        (Flow::from_publisher(source::range(1u64..5)).scan(0, |a, x| a + x), vec![1, 3, 6, 10]),
+        (Flow::from_publisher(source::range(1u64..5)).fold(0, |a, x| a + x), vec![10]),
+        (Flow::from_iter(0u64..1000).identity().identity().take(2), vec![0, 1]),
+        (Flow::from_publisher(source::empty()), vec![]),
+    ];
+    for (flow, expected) in cases {
+        for strategy in [RequestStrategy::OneByOne, RequestStrategy::Prefetch(3), RequestStrategy::Unbounded] {
+            let p = flow.clone().into_publisher(&rt);
+            let (s, h) = collect(strategy);
+            p.subscribe(Box::new(s));
+            assert_eq!(h.wait().unwrap(), expected, "{flow:?} {strategy:?}");
+        }
+    }
+}
+
+#[test]
+fn every_subscription_runs_its_own_island() {
+    let rt = runtime();
+    let p = Flow::from_publisher(source::range(0u64..100)).map(|x| x + 1).into_publisher(&rt);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let (s, h) = collect(RequestStrategy::Prefetch(7));
+            p.subscribe(Box::new(s));
+            h
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.wait().unwrap(), (1..=100).collect::<Vec<_>>());
+    }
+}
+
+/// Records on which thread each signal arrived, and requests from a test thread.
+#[derive(Clone, Default)]
+struct Watch {
+    sub: Arc<Mutex<Option<SubscriptionRef>>>,
+    received: Arc<AtomicU64>,
+    threads: Arc<Mutex<Vec<thread::ThreadId>>>,
+    error: Arc<Mutex<Option<Error>>>,
+    completed: Arc<AtomicBool>,
+}
+
+impl Subscriber<u64> for Watch {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        *self.sub.lock().unwrap() = Some(s);
+    }
+    fn on_next(&mut self, _: u64) {
+        let n = self.received.fetch_add(1, Ordering::SeqCst);
+        if n < 64 {
+            self.threads.lock().unwrap().push(thread::current().id());
+        }
+    }
+    fn on_error(&mut self, e: Error) {
+        *self.error.lock().unwrap() = Some(e);
+    }
+    fn on_complete(&mut self) {
+        self.completed.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Watch {
+    fn subscription(&self) -> SubscriptionRef {
+        loop {
+            if let Some(s) = self.sub.lock().unwrap().clone() {
+                return s;
+            }
+            thread::yield_now();
+        }
+    }
+    fn wait_for(&self, what: impl Fn(&Watch) -> bool) {
+        let start = std::time::Instant::now();
+        while !what(self) {
+            assert!(start.elapsed() < PATIENCE, "timed out");
+            thread::yield_now();
+        }
+    }
+}
+
+#[test]
+fn rule_3_4_unbounded_request_on_an_endless_source_returns_without_running_the_stream() {
+    let rt = runtime();
+    let endless = Flow::from_publisher(source::from_fn(|| 0u64..)).map(|x| x + 1).into_publisher(&rt);
+    let watch = Watch::default();
+    endless.subscribe(Box::new(watch.clone()));
+    let s = watch.subscription();
+    s.request(UNBOUNDED); // returns: the stream runs on the island, not in here
+    watch.wait_for(|w| w.received.load(Ordering::SeqCst) > 10_000);
+    s.cancel(); // also only a post
+    let me = thread::current().id();
+    assert!(
+        watch.threads.lock().unwrap().iter().all(|t| *t != me),
+        "an element was delivered on the requesting thread"
+    );
+}
+
+#[test]
+fn request_zero_ends_with_on_error_naming_rule_3_9() {
+    let rt = runtime();
+    let p = Flow::from_publisher(source::from_fn(|| 0u64..)).into_publisher(&rt);
+    let watch = Watch::default();
+    p.subscribe(Box::new(watch.clone()));
+    watch.subscription().request(0);
+    watch.wait_for(|w| w.error.lock().unwrap().is_some());
+    let e = watch.error.lock().unwrap().clone().unwrap();
+    assert_eq!(e.spec_violation(), Some(&SpecViolation::NonPositiveRequest));
+    assert!(e.to_string().contains("3.9"));
+}
+
+#[test]
+fn demand_is_never_exceeded_request_1_gives_1_and_2_gives_2() {
+    let rt = runtime();
+    let p = Flow::from_publisher(source::from_fn(|| 0u64..)).map(|x| x).into_publisher(&rt);
+    let watch = Watch::default();
+    p.subscribe(Box::new(watch.clone()));
+    let s = watch.subscription();
+    s.request(1);
+    watch.wait_for(|w| w.received.load(Ordering::SeqCst) == 1);
+    s.request(2);
+    watch.wait_for(|w| w.received.load(Ordering::SeqCst) == 3);
+    // A cancel posted after a round-trip through the island: the island has seen the
+    // demand of 3 and no more; nothing beyond it arrives.
+    s.cancel();
+    thread::sleep(Duration::from_millis(20));
+    assert_eq!(watch.received.load(Ordering::SeqCst), 3);
+}
+
+/// A publisher that records cancels and requests, and emits on request from the caller.
+struct Upstream {
+    cancelled: Arc<AtomicBool>,
+    requested: Arc<AtomicU64>,
+    overrun: bool,
+    fail_after: Option<u64>,
+}
+
+struct UpstreamSub {
+    cancelled: Arc<AtomicBool>,
+    requested: Arc<AtomicU64>,
+    target: Mutex<Option<Box<dyn Subscriber<u64>>>>,
+    sent: AtomicU64,
+    overrun: bool,
+    fail_after: Option<u64>,
+}
+
+impl Subscription for UpstreamSub {
+    fn request(&self, n: u64) {
+        self.requested.fetch_add(n, Ordering::SeqCst);
+        let mut target = self.target.lock().unwrap();
+        let Some(t) = target.as_mut() else { return };
+        let extra = if self.overrun { n + 1 } else { n };
+        for _ in 0..extra {
+            let i = self.sent.fetch_add(1, Ordering::SeqCst);
+            if Some(i) == self.fail_after {
+                t.on_error(Error::msg("upstream failed"));
+                *target = None;
+                return;
+            }
+            t.on_next(i);
+        }
+    }
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        self.target.lock().unwrap().take();
+    }
+}
+
+impl Publisher<u64> for Upstream {
+    fn subscribe(&self, mut s: Box<dyn Subscriber<u64>>) {
+        let sub = Arc::new(UpstreamSub {
+            cancelled: self.cancelled.clone(),
+            requested: self.requested.clone(),
+            target: Mutex::new(None),
+            sent: AtomicU64::new(0),
+            overrun: self.overrun,
+            fail_after: self.fail_after,
+        });
+        s.on_subscribe(sub.clone());
+        *sub.target.lock().unwrap() = Some(s);
+    }
+}
+
+fn upstream(overrun: bool, fail_after: Option<u64>) -> (Upstream, Arc<AtomicBool>, Arc<AtomicU64>) {
+    let c = Arc::new(AtomicBool::new(false));
+    let r = Arc::new(AtomicU64::new(0));
+    (
+        Upstream {
+            cancelled: c.clone(),
+            requested: r.clone(),
+            overrun,
+            fail_after,
+        },
+        c,
+        r,
+    )
+}
+
+#[test]
+fn cancel_downstream_cancels_upstream_and_a_take_cancels_it_early() {
+    let rt = runtime();
+    let (up, cancelled, _) = upstream(false, None);
+    let p = Flow::from_publisher(up).take(5).into_publisher(&rt);
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    assert_eq!(h.wait().unwrap(), vec![0, 1, 2, 3, 4]);
+    let w = Watch::default();
+    w.wait_for(|_| cancelled.load(Ordering::SeqCst));
+
+    let (up, cancelled, _) = upstream(false, None);
+    let p = Flow::from_publisher(up).map(|x| x).into_publisher(&rt);
+    let watch = Watch::default();
+    p.subscribe(Box::new(watch.clone()));
+    watch.subscription().request(3);
+    watch.wait_for(|w| w.received.load(Ordering::SeqCst) == 3);
+    watch.subscription().cancel();
+    watch.wait_for(|_| cancelled.load(Ordering::SeqCst));
+}
+
+#[test]
+fn the_input_buffer_prefetches_its_size_and_replenishes_by_half() {
+    let rt = runtime();
+    let (up, _, requested) = upstream(false, None);
+    let p = Flow::from_shared_publisher(Arc::new(up), 16).into_publisher(&rt);
+    let watch = Watch::default();
+    p.subscribe(Box::new(watch.clone()));
+    watch.wait_for(|_| requested.load(Ordering::SeqCst) == 16);
+    // Nothing requested downstream: the upstream got exactly the prefetch.
+    thread::sleep(Duration::from_millis(20));
+    assert_eq!(requested.load(Ordering::SeqCst), 16);
+    watch.subscription().request(8);
+    watch.wait_for(|w| w.received.load(Ordering::SeqCst) == 8);
+    watch.wait_for(|_| requested.load(Ordering::SeqCst) == 24);
+    watch.subscription().cancel();
+}
+
+#[test]
+fn an_upstream_error_overtakes_buffered_input() {
+    let rt = runtime();
+    let (up, _, _) = upstream(false, Some(5));
+    let p = Flow::from_publisher(up).into_publisher(&rt);
+    let watch = Watch::default();
+    p.subscribe(Box::new(watch.clone()));
+    // Demand 1: the island prefetched 16, got 5 and the error; it delivers the 1 requested at
+    // most, then the error at once without waiting for more demand.
+    watch.subscription().request(1);
+    watch.wait_for(|w| w.error.lock().unwrap().is_some());
+    assert!(watch.received.load(Ordering::SeqCst) <= 1);
+    assert_eq!(watch.error.lock().unwrap().as_ref().unwrap().to_string(), "upstream failed");
+}
+
+#[test]
+fn an_upstream_that_sends_more_than_requested_fails_the_island_and_is_cancelled() {
+    let rt = runtime();
+    let (up, cancelled, _) = upstream(true, None);
+    let p = Flow::from_publisher(up).into_publisher(&rt);
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    let e = h.wait().unwrap_err();
+    assert!(matches!(e.downcast_ref::<IslandError>(), Some(IslandError::InputOverrun { capacity: 16 })), "{e}");
+    assert!(cancelled.load(Ordering::SeqCst));
+}
+
+struct Panicky {
+    after: u64,
+    seen: u64,
+}
+
+impl Subscriber<u64> for Panicky {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(UNBOUNDED);
+    }
+    fn on_next(&mut self, _: u64) {
+        self.seen += 1;
+        if self.seen == self.after {
+            panic!("subscriber bug");
+        }
+    }
+    fn on_error(&mut self, _: Error) {}
+    fn on_complete(&mut self) {}
+}
+
+#[test]
+fn a_panicking_subscriber_is_cancelled_and_the_others_keep_every_element() {
+    let rt = runtime();
+    let (up, cancelled, _) = upstream(false, None);
+    let p = Flow::from_publisher(up).into_publisher(&rt);
+    p.subscribe(Box::new(Panicky { after: 3, seen: 0 }));
+    Watch::default().wait_for(|_| cancelled.load(Ordering::SeqCst));
+    // Another subscription of a shared flow is unaffected.
+    let shared = Flow::from_publisher(source::range(0u64..1000)).into_publisher(&rt);
+    shared.subscribe(Box::new(Panicky { after: 10, seen: 0 }));
+    let (s, h) = collect(RequestStrategy::Prefetch(8));
+    shared.subscribe(Box::new(s));
+    assert_eq!(h.wait().unwrap(), (0..1000).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_panicking_stage_fails_the_stream_with_a_typed_error() {
+    let rt = runtime();
+    let p = Flow::from_iter(0u64..10)
+        .map(|x| if x == 3 { panic!("bad element {x}") } else { x })
+        .into_publisher(&rt);
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    let e = h.wait().unwrap_err();
+    match e.downcast_ref::<IslandError>() {
+        Some(IslandError::StagePanicked { message, .. }) => assert_eq!(message, "bad element 3"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_endless_island_yields_so_others_on_its_worker_finish() {
+    // One worker: the endless island must yield for the finite one to run at all.
+    let rt = Runtime::with_threads(1).unwrap();
+    let endless = Flow::from_iter(0u64..).with_budget(64).into_publisher(&rt);
+    let watch = Watch::default();
+    endless.subscribe(Box::new(watch.clone()));
+    watch.subscription().request(UNBOUNDED);
+    watch.wait_for(|w| w.received.load(Ordering::SeqCst) > 1000);
+    let finite = Flow::from_iter(0u64..100).into_publisher(&rt);
+    let (s, h) = collect(RequestStrategy::OneByOne);
+    finite.subscribe(Box::new(s));
+    let got = match h.wait_timeout(PATIENCE) {
+        Ok(r) => r.unwrap(),
+        Err(_) => panic!("the finite island was starved"),
+    };
+    assert_eq!(got, (0..100).collect::<Vec<_>>());
+    watch.subscription().cancel();
+}
+
+#[test]
+fn islands_count_their_yields_and_parks() {
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    let Ok(mut island) = Flow::from_iter(0u64..10_000).with_budget(100).into_island(Box::new(s)) else {
+        panic!("build")
+    };
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut polls = 0;
+    while std::pin::Pin::new(&mut island).poll(&mut cx).is_pending() {
+        polls += 1;
+        assert!(polls < 1_000_000);
+    }
+    let stats = island.stats();
+    // 10,000 elements at ≤ 100 dequeued events (× up to 17 with chasing) per poll.
+    assert!(stats.yields >= 5, "{stats:?}");
+    assert_eq!(stats.polls, polls + 1);
+    assert_eq!(h.wait().unwrap().len(), 10_000);
+}
+
+use std::future::Future as _;
