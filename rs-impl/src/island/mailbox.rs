@@ -42,6 +42,9 @@ pub(crate) struct Mailbox {
     /// Test hook: a broken park that skips the re-check (the loom model's twin).
     #[cfg(rs_loom)]
     pub(crate) broken_park: AtomicBool,
+    /// Test hook: a broken post that queues but neither notifies nor wakes.
+    #[cfg(rs_loom)]
+    pub(crate) broken_post: AtomicBool,
 }
 
 impl Mailbox {
@@ -55,6 +58,8 @@ impl Mailbox {
             queued: (0..stages).map(|_| AtomicBool::new(false)).collect(),
             #[cfg(rs_loom)]
             broken_park: AtomicBool::new(false),
+            #[cfg(rs_loom)]
+            broken_post: AtomicBool::new(false),
         }
     }
 
@@ -62,6 +67,10 @@ impl Mailbox {
     pub(crate) fn post(&self, stage: u32) {
         if !self.queued[stage as usize].swap(true, Ordering::AcqRel) {
             self.queue.lock().push(stage);
+        }
+        #[cfg(rs_loom)]
+        if self.broken_post.load(Ordering::Relaxed) {
+            return;
         }
         if self.state.fetch_or(NOTIFIED, Ordering::AcqRel) == IDLE {
             let waker = self.waker.lock().take();
@@ -82,7 +91,12 @@ impl Mailbox {
         debug_assert!(into.is_empty());
         std::mem::swap(&mut *self.queue.lock(), into);
         for &s in into.iter() {
-            self.queued[s as usize].store(false, Ordering::Release);
+            // A read-modify-write, not a store: a poster whose `swap(true)` found the flag
+            // still set (and so did not queue again) comes before this swap in the flag's
+            // modification order, and this acquire makes its recorded event visible to the
+            // handler about to run. A plain store let the handler miss a cancel (found by the
+            // loom model `island_cancel_ends_a_parked_island`).
+            self.queued[s as usize].swap(false, Ordering::AcqRel);
         }
     }
 
