@@ -200,5 +200,6 @@ pub fn all() -> Vec<Scenario> {
     vec![
         crate::scenarios::source::scenario(),
         crate::scenarios::pipeline::scenario(),
+        crate::scenarios::interpreter::scenario(),
     ]
 }

@@ -154,11 +154,7 @@ impl Stage for Probe {
 
 /// source(0..n) → a → b → c → sink, each a Probe with its act; returns the stages' Weak
 /// tokens too (they upgrade while the stage's state is alive).
-fn probes(
-    n: u64,
-    acts: [Act; 3],
-    log: &Log,
-) -> (Interpreter, Collected<u64>, Vec<Weak<()>>) {
+fn probes(n: u64, acts: [Act; 3], log: &Log) -> (Interpreter, Collected<u64>, Vec<Weak<()>>) {
     let mut tokens = Vec::new();
     let names = ["a", "b", "c"];
     let (interpreter, seen) = chain(0..n, 3, |g, k, i, o| {
@@ -188,10 +184,16 @@ fn cancel_right_after_a_chased_pull_still_propagates() {
         run(interpreter, mode);
         let log = log_of(&log);
         // The cancel reached a (upstream of b) even though b's pull had been chased…
-        assert!(log.contains(&"a:downstream_finish".to_owned()), "{mode:?}: {log:?}");
+        assert!(
+            log.contains(&"a:downstream_finish".to_owned()),
+            "{mode:?}: {log:?}"
+        );
         // …and the chased pull was not processed as a pull after the cancel.
         assert!(!log.contains(&"a:pull".to_owned()), "{mode:?}: {log:?}");
-        assert!(log.contains(&"c:upstream_finish".to_owned()), "{mode:?}: {log:?}");
+        assert!(
+            log.contains(&"c:upstream_finish".to_owned()),
+            "{mode:?}: {log:?}"
+        );
         assert_eq!(seen.take().unwrap().unwrap(), Vec::<u64>::new());
     }
 }
@@ -204,7 +206,10 @@ fn complete_right_after_a_chased_push_delivers_the_element_then_completes() {
             probes(10, [Act::Pass, Act::PushThenComplete, Act::Pass], &log);
         run(interpreter, mode);
         let log = log_of(&log);
-        let push = log.iter().position(|l| l == "c:push 0").expect("c got the element");
+        let push = log
+            .iter()
+            .position(|l| l == "c:push 0")
+            .expect("c got the element");
         let fin = log
             .iter()
             .position(|l| l == "c:upstream_finish")
@@ -221,7 +226,10 @@ fn fail_right_after_a_chased_push_delivers_the_element_then_fails() {
         let (interpreter, seen, _) = probes(10, [Act::Pass, Act::PushThenFail, Act::Pass], &log);
         run(interpreter, mode);
         let log = log_of(&log);
-        let push = log.iter().position(|l| l == "c:push 0").expect("c got the element");
+        let push = log
+            .iter()
+            .position(|l| l == "c:push 0")
+            .expect("c got the element");
         let fail = log
             .iter()
             .position(|l| l == "c:upstream_failure failed after push")
@@ -272,12 +280,24 @@ fn hooks_run_in_order_on_completion() {
             ["a:pre_start", "b:pre_start", "c:pre_start"].map(String::from)
         );
         for s in ["a", "b", "c"] {
-            let stops = log.iter().filter(|l| **l == format!("{s}:post_stop")).count();
+            let stops = log
+                .iter()
+                .filter(|l| **l == format!("{s}:post_stop"))
+                .count();
             assert_eq!(stops, 1, "{mode:?}: {log:?}");
-            assert!(order(&log, &format!("{s}:upstream_finish"), &format!("{s}:post_stop")));
+            assert!(order(
+                &log,
+                &format!("{s}:upstream_finish"),
+                &format!("{s}:post_stop")
+            ));
         }
-        assert!(order(&log, "a:post_stop", "b:post_stop") && order(&log, "b:post_stop", "c:post_stop"));
-        assert!(tokens.iter().all(|t| t.upgrade().is_none()), "state not released");
+        assert!(
+            order(&log, "a:post_stop", "b:post_stop") && order(&log, "b:post_stop", "c:post_stop")
+        );
+        assert!(
+            tokens.iter().all(|t| t.upgrade().is_none()),
+            "state not released"
+        );
         assert_eq!(seen.take().unwrap().unwrap(), vec![0, 1, 2]);
     }
 }
@@ -291,7 +311,10 @@ fn hooks_run_in_order_on_error_and_a_panicking_handler_fails_its_stage() {
         let log = log_of(&log);
         assert!(order(&log, "b:push 0", "b:post_stop"), "{log:?}");
         assert!(order(&log, "a:downstream_finish", "a:post_stop"), "{log:?}");
-        assert!(log.iter().any(|l| l.starts_with("c:upstream_failure")), "{log:?}");
+        assert!(
+            log.iter().any(|l| l.starts_with("c:upstream_failure")),
+            "{log:?}"
+        );
         let e = seen.take().unwrap().unwrap_err();
         match e.downcast_ref::<IslandError>() {
             Some(IslandError::StagePanicked { message, .. }) => {
@@ -340,11 +363,14 @@ fn hooks_run_in_order_on_cancel() {
 fn a_panicking_pre_start_fails_the_stage_and_post_stop_still_runs_once() {
     for mode in MODES {
         let log = Log::default();
-        let (interpreter, seen, _) =
-            probes(3, [Act::Pass, Act::PanicInPreStart, Act::Pass], &log);
+        let (interpreter, seen, _) = probes(3, [Act::Pass, Act::PanicInPreStart, Act::Pass], &log);
         run(interpreter, mode);
         let log = log_of(&log);
-        assert_eq!(log.iter().filter(|l| *l == "b:post_stop").count(), 1, "{log:?}");
+        assert_eq!(
+            log.iter().filter(|l| *l == "b:post_stop").count(),
+            1,
+            "{log:?}"
+        );
         assert!(!log.iter().any(|l| l.starts_with("b:push")), "{log:?}");
         assert!(seen.take().unwrap().is_err());
     }
@@ -409,7 +435,10 @@ fn a_finished_stage_is_released_while_the_island_runs_and_the_rest_after_the_cas
     assert!(tokens.iter().all(|t| t.upgrade().is_some()));
     interpreter.execute(u64::MAX);
     assert!(interpreter.is_completed());
-    assert!(tokens.iter().all(|t| t.upgrade().is_none()), "state kept after the cascade");
+    assert!(
+        tokens.iter().all(|t| t.upgrade().is_none()),
+        "state kept after the cascade"
+    );
     assert_eq!(seen.take().unwrap().unwrap(), vec![0, 1]);
 }
 
@@ -538,7 +567,11 @@ fn keep_going_holds_finalisation_until_turned_off() {
     });
     let mut interpreter = g.build().unwrap();
     interpreter.execute(u64::MAX);
-    assert_eq!(interpreter.running_stages(), 1, "the keep-going stage is alive");
+    assert_eq!(
+        interpreter.running_stages(),
+        1,
+        "the keep-going stage is alive"
+    );
     assert_eq!(*stopped.lock().unwrap(), 0);
     interpreter.run_async_input(sink);
     assert!(interpreter.is_completed());
@@ -654,9 +687,18 @@ fn stress_a_million_chained_maps() {
     };
     let small = stress(n, 0..3, &[n as u64, n as u64 + 1, n as u64 + 2], None, make);
     let big = 4 * n;
-    let large = stress(big, 0..3, &[big as u64, big as u64 + 1, big as u64 + 2], None, make);
+    let large = stress(
+        big,
+        0..3,
+        &[big as u64, big as u64 + 1, big as u64 + 2],
+        None,
+        make,
+    );
     assert_linear(small, large, n, "1M maps");
-    assert_eq!(large.finalisation_scans, 0, "no cascade scan on a normal finish");
+    assert_eq!(
+        large.finalisation_scans, 0,
+        "no cascade scan on a normal finish"
+    );
 }
 
 #[test]
@@ -694,9 +736,21 @@ fn stress_1k_chained_drop_1() {
     let make = |g: &mut GraphBuilder, _: usize, i, o| {
         g.add_stage(Skip::new(i, o, 1));
     };
-    let small = stress(n, 0..2 * n as u64, &(n as u64..2 * n as u64).collect::<Vec<_>>(), None, make);
+    let small = stress(
+        n,
+        0..2 * n as u64,
+        &(n as u64..2 * n as u64).collect::<Vec<_>>(),
+        None,
+        make,
+    );
     let big = 4 * n as u64;
-    let large = stress(4 * n, 0..2 * big, &(big..2 * big).collect::<Vec<_>>(), None, make);
+    let large = stress(
+        4 * n,
+        0..2 * big,
+        &(big..2 * big).collect::<Vec<_>>(),
+        None,
+        make,
+    );
     // Skip does quadratic work by nature (element k passes k stages before it is dropped), so
     // only the finalisation work must be linear here.
     assert!(large.finalisation_visits <= small.finalisation_visits * 9 / 2);
@@ -708,9 +762,15 @@ fn stress_shapes_pass_in_fuzzing_mode() {
     for seed in [3u64, 99] {
         let mode = Some(seed);
         let n = 100_000;
-        stress(n, 0..3, &[n as u64, n as u64 + 1, n as u64 + 2], mode, |g, _, i, o| {
-            g.add_stage(Map::new(i, o, |x: u64| x + 1));
-        });
+        stress(
+            n,
+            0..3,
+            &[n as u64, n as u64 + 1, n as u64 + 2],
+            mode,
+            |g, _, i, o| {
+                g.add_stage(Map::new(i, o, |x: u64| x + 1));
+            },
+        );
         stress(n, 0..100, &[n as u64 - 1, n as u64], mode, |g, k, i, o| {
             if k == n / 2 {
                 g.add_stage(Take::new(i, o, 2));
@@ -721,9 +781,15 @@ fn stress_shapes_pass_in_fuzzing_mode() {
         stress(10_000, 0..10, &[0], mode, |g, _, i, o| {
             g.add_stage(Take::new(i, o, 1));
         });
-        stress(300, 0..600, &(300..600).collect::<Vec<_>>(), mode, |g, _, i, o| {
-            g.add_stage(Skip::new(i, o, 1));
-        });
+        stress(
+            300,
+            0..600,
+            &(300..600).collect::<Vec<_>>(),
+            mode,
+            |g, _, i, o| {
+                g.add_stage(Skip::new(i, o, 1));
+            },
+        );
     }
 }
 
@@ -748,5 +814,8 @@ fn the_gate_changes_the_work_not_the_result() {
     // Gated: the finalisation logic ran only when a stage completed (12 stages, each at most
     // once on the fast path, plus init); ungated: after every event.
     assert!(gated.finalisation_visits <= 2 * 12 + 12, "{gated:?}");
-    assert!(ungated.finalisation_visits >= ungated.dequeued + ungated.chased, "{ungated:?}");
+    assert!(
+        ungated.finalisation_visits >= ungated.dequeued + ungated.chased,
+        "{ungated:?}"
+    );
 }

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use rs_api::{Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef, UNBOUNDED};
+use rs_api::{
+    Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef, UNBOUNDED,
+};
 use rs_impl::island::{Flow, IslandError, Runtime};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
@@ -23,17 +25,42 @@ const PATIENCE: Duration = Duration::from_secs(60);
 fn map_filter_take_skip_scan_fold_through_one_island() {
     let rt = runtime();
     let cases: Vec<(Flow<u64>, Vec<u64>)> = vec![
-        (Flow::from_publisher(source::range(0u64..10)).map(|x| x * 2), (0..10).map(|x| x * 2).collect()),
-        (Flow::from_publisher(source::range(0u64..10)).filter(|x| x % 3 == 0), vec![0, 3, 6, 9]),
-        (Flow::from_publisher(source::range(0u64..10)).take(4), vec![0, 1, 2, 3]),
-        (Flow::from_publisher(source::range(0u64..10)).skip(7), vec![7, 8, 9]),
-        (Flow::from_publisher(source::range(1u64..5)).scan(0, |a, x| a + x), vec![1, 3, 6, 10]),
-        (Flow::from_publisher(source::range(1u64..5)).fold(0, |a, x| a + x), vec![10]),
-        (Flow::from_iter(0u64..1000).identity().identity().take(2), vec![0, 1]),
+        (
+            Flow::from_publisher(source::range(0u64..10)).map(|x| x * 2),
+            (0..10).map(|x| x * 2).collect(),
+        ),
+        (
+            Flow::from_publisher(source::range(0u64..10)).filter(|x| x % 3 == 0),
+            vec![0, 3, 6, 9],
+        ),
+        (
+            Flow::from_publisher(source::range(0u64..10)).take(4),
+            vec![0, 1, 2, 3],
+        ),
+        (
+            Flow::from_publisher(source::range(0u64..10)).skip(7),
+            vec![7, 8, 9],
+        ),
+        (
+            Flow::from_publisher(source::range(1u64..5)).scan(0, |a, x| a + x),
+            vec![1, 3, 6, 10],
+        ),
+        (
+            Flow::from_publisher(source::range(1u64..5)).fold(0, |a, x| a + x),
+            vec![10],
+        ),
+        (
+            Flow::from_iter(0u64..1000).identity().identity().take(2),
+            vec![0, 1],
+        ),
         (Flow::from_publisher(source::empty()), vec![]),
     ];
     for (flow, expected) in cases {
-        for strategy in [RequestStrategy::OneByOne, RequestStrategy::Prefetch(3), RequestStrategy::Unbounded] {
+        for strategy in [
+            RequestStrategy::OneByOne,
+            RequestStrategy::Prefetch(3),
+            RequestStrategy::Unbounded,
+        ] {
             let p = flow.clone().into_publisher(&rt);
             let (s, h) = collect(strategy);
             p.subscribe(Box::new(s));
@@ -45,7 +72,9 @@ fn map_filter_take_skip_scan_fold_through_one_island() {
 #[test]
 fn every_subscription_runs_its_own_island() {
     let rt = runtime();
-    let p = Flow::from_publisher(source::range(0u64..100)).map(|x| x + 1).into_publisher(&rt);
+    let p = Flow::from_publisher(source::range(0u64..100))
+        .map(|x| x + 1)
+        .into_publisher(&rt);
     let handles: Vec<_> = (0..8)
         .map(|_| {
             let (s, h) = collect(RequestStrategy::Prefetch(7));
@@ -107,7 +136,9 @@ impl Watch {
 #[test]
 fn rule_3_4_unbounded_request_on_an_endless_source_returns_without_running_the_stream() {
     let rt = runtime();
-    let endless = Flow::from_publisher(source::from_fn(|| 0u64..)).map(|x| x + 1).into_publisher(&rt);
+    let endless = Flow::from_publisher(source::from_fn(|| 0u64..))
+        .map(|x| x + 1)
+        .into_publisher(&rt);
     let watch = Watch::default();
     endless.subscribe(Box::new(watch.clone()));
     let s = watch.subscription();
@@ -137,7 +168,9 @@ fn request_zero_ends_with_on_error_naming_rule_3_9() {
 #[test]
 fn demand_is_never_exceeded_request_1_gives_1_and_2_gives_2() {
     let rt = runtime();
-    let p = Flow::from_publisher(source::from_fn(|| 0u64..)).map(|x| x).into_publisher(&rt);
+    let p = Flow::from_publisher(source::from_fn(|| 0u64..))
+        .map(|x| x)
+        .into_publisher(&rt);
     let watch = Watch::default();
     p.subscribe(Box::new(watch.clone()));
     let s = watch.subscription();
@@ -271,7 +304,10 @@ fn an_upstream_error_overtakes_buffered_input() {
     watch.subscription().request(1);
     watch.wait_for(|w| w.error.lock().unwrap().is_some());
     assert!(watch.received.load(Ordering::SeqCst) <= 1);
-    assert_eq!(watch.error.lock().unwrap().as_ref().unwrap().to_string(), "upstream failed");
+    assert_eq!(
+        watch.error.lock().unwrap().as_ref().unwrap().to_string(),
+        "upstream failed"
+    );
 }
 
 #[test]
@@ -282,7 +318,13 @@ fn an_upstream_that_sends_more_than_requested_fails_the_island_and_is_cancelled(
     let (s, h) = collect(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s));
     let e = h.wait().unwrap_err();
-    assert!(matches!(e.downcast_ref::<IslandError>(), Some(IslandError::InputOverrun { capacity: 16 })), "{e}");
+    assert!(
+        matches!(
+            e.downcast_ref::<IslandError>(),
+            Some(IslandError::InputOverrun { capacity: 16 })
+        ),
+        "{e}"
+    );
     assert!(cancelled.load(Ordering::SeqCst));
 }
 
@@ -358,7 +400,10 @@ fn an_endless_island_yields_so_others_on_its_worker_finish() {
 #[test]
 fn islands_count_their_yields_and_parks() {
     let (s, h) = collect(RequestStrategy::Unbounded);
-    let Ok(mut island) = Flow::from_iter(0u64..10_000).with_budget(100).into_island(Box::new(s)) else {
+    let Ok(mut island) = Flow::from_iter(0u64..10_000)
+        .with_budget(100)
+        .into_island(Box::new(s))
+    else {
         panic!("build")
     };
     let waker = futures::task::noop_waker();
@@ -376,3 +421,65 @@ fn islands_count_their_yields_and_parks() {
 }
 
 use std::future::Future as _;
+
+#[test]
+fn fused_operators_behave_like_their_stages_across_segment_cuts() {
+    let rt = runtime();
+    // 150 maps: three fused segments (64 + 64 + 22), then filter → skip → take → scan.
+    let mut flow = Flow::from_publisher(source::range(0u64..10_000));
+    for _ in 0..150 {
+        flow = flow.map(|x| x + 1);
+    }
+    let p = flow
+        .filter(|x| x % 2 == 0)
+        .skip(3)
+        .take(4)
+        .scan(0u64, |a, x| a + x)
+        .into_publisher(&rt);
+    // 150.. → evens 150, 152, 154, 156, 158, 160, 162 → skip 3 → 156, 158, 160, 162 → sums.
+    let (s, h) = collect(RequestStrategy::OneByOne);
+    p.subscribe(Box::new(s));
+    assert_eq!(h.wait().unwrap(), vec![156, 314, 474, 636]);
+}
+
+#[test]
+fn a_take_after_a_filter_completes_without_pushing_and_cancels_upstream() {
+    let rt = runtime();
+    let (up, cancelled, _) = upstream(false, None);
+    // take(2) is reached by the 2nd element passing the filter; nothing is pushed beyond it.
+    let p = Flow::from_publisher(up)
+        .filter(|x| x % 5 == 0)
+        .take(2)
+        .map(|x| x * 10)
+        .into_publisher(&rt);
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    assert_eq!(h.wait().unwrap(), vec![0, 50]);
+    Watch::default().wait_for(|_| cancelled.load(Ordering::SeqCst));
+}
+
+#[test]
+fn a_fused_chain_is_one_stage_and_a_via_stage_splits_it() {
+    use rs_impl::island::stages::Identity;
+    let (s, _h) = collect::<u64>(RequestStrategy::Unbounded);
+    let Ok(island) = Flow::from_iter(0u64..3)
+        .map(|x| x)
+        .filter(|_| true)
+        .take(5)
+        .into_island(Box::new(s))
+    else {
+        panic!("build")
+    };
+    // source, one fused stage, sink
+    assert_eq!(island.interpreter().running_stages(), 3);
+    let (s, _h) = collect::<u64>(RequestStrategy::Unbounded);
+    let Ok(island) = Flow::from_iter(0u64..3)
+        .map(|x| x)
+        .via(Identity::new)
+        .map(|x| x)
+        .into_island(Box::new(s))
+    else {
+        panic!("build")
+    };
+    assert_eq!(island.interpreter().running_stages(), 5);
+}

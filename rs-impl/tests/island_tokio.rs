@@ -36,7 +36,10 @@ fn a_flow_publisher_runs_on_tokio_through_a_spawner() {
 fn an_island_future_spawned_by_hand_on_tokio_completes() {
     let tokio_rt = tokio_runtime(1);
     let (s, h) = collect(RequestStrategy::OneByOne);
-    let Ok(island) = Flow::from_iter(0u64..1000).take(10).into_island(Box::new(s)) else {
+    let Ok(island) = Flow::from_iter(0u64..1000)
+        .take(10)
+        .into_island(Box::new(s))
+    else {
         panic!("build")
     };
     let task = tokio_rt.spawn(island);
@@ -52,9 +55,14 @@ fn an_endless_island_yields_on_a_single_tokio_worker() {
         handle.spawn(island);
     });
     let (endless, stop) = collect::<u64>(RequestStrategy::Unbounded);
-    Flow::from_iter(0u64..).with_budget(64).into_publisher(&runtime).subscribe(Box::new(endless));
+    Flow::from_iter(0u64..)
+        .with_budget(64)
+        .into_publisher(&runtime)
+        .subscribe(Box::new(endless));
     let (s, h) = collect(RequestStrategy::OneByOne);
-    Flow::from_iter(0u64..100).into_publisher(&runtime).subscribe(Box::new(s));
+    Flow::from_iter(0u64..100)
+        .into_publisher(&runtime)
+        .subscribe(Box::new(s));
     let got = match h.wait_timeout(std::time::Duration::from_secs(60)) {
         Ok(r) => r.unwrap(),
         Err(_) => panic!("the finite island was starved on tokio"),

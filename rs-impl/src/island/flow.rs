@@ -9,6 +9,7 @@ use std::sync::Arc as StdArc;
 use rs_api::{BoxSubscriber, Error, Publisher, Subscription};
 
 use super::edge::{PublisherSource, SharedPublisher, SubscriberSink};
+use super::fused::{self, Op};
 use super::future::{Island, DEFAULT_BUDGET};
 use super::interpreter::{BuildError, GraphBuilder};
 use super::runtime::Runtime;
@@ -25,6 +26,13 @@ type SourceFn = dyn Fn(&mut GraphBuilder) -> Result<u32, BuildError> + Send + Sy
 /// Adds one stage after the connection given; returns its output connection.
 type StepFn = dyn Fn(&mut GraphBuilder, u32) -> Result<u32, BuildError> + Send + Sync;
 
+/// One step of a blueprint: a stage of its own, or an operator fused with its neighbours.
+#[derive(Clone)]
+enum Step {
+    Stage(StdArc<StepFn>),
+    Op(Op),
+}
+
 /// A blueprint of a linear stream: a source, then stages, producing `T`.
 ///
 /// Nothing runs until [`into_publisher`](Flow::into_publisher)'s publisher is subscribed to
@@ -33,6 +41,11 @@ type StepFn = dyn Fn(&mut GraphBuilder, u32) -> Result<u32, BuildError> + Send +
 /// so the publisher is cold, like the sources in [`crate::source`]. The functions given to
 /// `map`, `filter`, … are shared (behind an `Arc`) by every materialisation. A blueprint is
 /// a `Vec` of steps, so chains of any length build without recursion.
+///
+/// **Fusion:** consecutive `map`, `filter`, `take`, `skip`, `scan` and `identity` become one
+/// interpreter stage that runs them as a chain of direct calls (at most 64 per stage), so such
+/// a hop costs a function call, not an interpreter event; `fold`, `take(0)` and user stages
+/// added with [`via`](Flow::via) are stages of their own.
 ///
 /// # Contract of the resulting publisher
 ///
@@ -74,7 +87,7 @@ type StepFn = dyn Fn(&mut GraphBuilder, u32) -> Result<u32, BuildError> + Send +
 /// ```
 pub struct Flow<T> {
     source: StdArc<SourceFn>,
-    steps: Vec<StdArc<StepFn>>,
+    steps: Vec<Step>,
     budget: u64,
     _t: PhantomData<fn() -> T>,
 }
@@ -179,12 +192,24 @@ impl<T: Send + 'static> Flow<T> {
         S: Stage + 'static,
         F: Fn(Inlet<T>, Outlet<U>) -> S + Send + Sync + 'static,
     {
-        self.steps.push(StdArc::new(move |g: &mut GraphBuilder, c: u32| {
-            let inlet = g.inlet::<T>(PortId(c))?;
-            let (o, next) = g.connection::<U>();
-            g.add_stage(factory(inlet, o));
-            Ok(next.id().index())
-        }));
+        self.steps.push(Step::Stage(StdArc::new(
+            move |g: &mut GraphBuilder, c: u32| {
+                let inlet = g.inlet::<T>(PortId(c))?;
+                let (o, next) = g.connection::<U>();
+                g.add_stage(factory(inlet, o));
+                Ok(next.id().index())
+            },
+        )));
+        self.retype()
+    }
+
+    /// Adds a fusable operator producing `U`.
+    fn op<U>(mut self, op: Op) -> Flow<U> {
+        self.steps.push(Step::Op(op));
+        self.retype()
+    }
+
+    fn retype<U>(self) -> Flow<U> {
         Flow {
             source: self.source,
             steps: self.steps,
@@ -202,7 +227,7 @@ impl<T: Send + 'static> Flow<T> {
     /// # drop(f);
     /// ```
     pub fn identity(self) -> Flow<T> {
-        self.via(stages::Identity::new)
+        self.op(fused::identity::<T>())
     }
 
     /// Applies `f` to every element.
@@ -215,11 +240,7 @@ impl<T: Send + 'static> Flow<T> {
         U: Send + 'static,
         F: Fn(T) -> U + Send + Sync + 'static,
     {
-        let f = StdArc::new(f);
-        self.via(move |i, o| {
-            let f = f.clone();
-            stages::Map::new(i, o, move |x| f(x))
-        })
+        self.op(fused::map(StdArc::new(f)))
     }
 
     /// Keeps the elements for which `f` holds.
@@ -231,11 +252,7 @@ impl<T: Send + 'static> Flow<T> {
     where
         F: Fn(&T) -> bool + Send + Sync + 'static,
     {
-        let f = StdArc::new(f);
-        self.via(move |i, o| {
-            let f = f.clone();
-            stages::Filter::new(i, o, move |x: &T| f(x))
-        })
+        self.op(fused::filter(StdArc::new(f)))
     }
 
     /// Passes the first `n` elements, then completes (cancelling the upstream).
@@ -244,7 +261,11 @@ impl<T: Send + 'static> Flow<T> {
     ///
     /// See [`Flow`].
     pub fn take(self, n: u64) -> Flow<T> {
-        self.via(move |i, o| stages::Take::new(i, o, n))
+        if n == 0 {
+            // Completes at start, before any pull: a stage of its own.
+            return self.via(move |i, o| stages::Take::new(i, o, 0));
+        }
+        self.op(fused::take::<T>(n))
     }
 
     /// Drops the first `n` elements (Pekko's `drop`).
@@ -256,7 +277,7 @@ impl<T: Send + 'static> Flow<T> {
     /// # drop(f);
     /// ```
     pub fn skip(self, n: u64) -> Flow<T> {
-        self.via(move |i, o| stages::Skip::new(i, o, n))
+        self.op(fused::skip::<T>(n))
     }
 
     /// Emits `acc = f(&acc, x)` after each element, starting from `seed`.
@@ -272,11 +293,7 @@ impl<T: Send + 'static> Flow<T> {
         S: Clone + Send + Sync + 'static,
         F: Fn(&S, T) -> S + Send + Sync + 'static,
     {
-        let f = StdArc::new(f);
-        self.via(move |i, o| {
-            let f = f.clone();
-            stages::Scan::new(i, o, seed.clone(), move |a: &S, x| f(a, x))
-        })
+        self.op(fused::scan::<T, S, F>(seed, StdArc::new(f)))
     }
 
     /// Emits the fold of every element with `f` when the upstream completes.
@@ -336,8 +353,25 @@ impl<T: Send + 'static> Flow<T> {
         let built = catch_unwind(AssertUnwindSafe(|| -> Result<_, BuildError> {
             let mut g = GraphBuilder::new();
             let mut c = (self.source)(&mut g)?;
-            for step in &self.steps {
-                c = step(&mut g, c)?;
+            let mut i = 0;
+            while i < self.steps.len() {
+                match &self.steps[i] {
+                    Step::Stage(step) => {
+                        c = step(&mut g, c)?;
+                        i += 1;
+                    }
+                    Step::Op(_) => {
+                        let ops: Vec<Op> = self.steps[i..]
+                            .iter()
+                            .map_while(|s| match s {
+                                Step::Op(op) => Some(op.clone()),
+                                Step::Stage(_) => None,
+                            })
+                            .collect();
+                        i += ops.len();
+                        c = fused::materialise(&ops, &mut g, c)?;
+                    }
+                }
             }
             let inlet = g.inlet::<T>(PortId(c))?;
             Ok((g, inlet))

@@ -234,6 +234,18 @@ impl fmt::Debug for Ctx<'_> {
     }
 }
 
+/// The cold half of [`Ctx::pull`]: a pull of a port whose upstream just completed is ignored;
+/// a closed or already pulled port fails the stage.
+#[cold]
+#[inline(never)]
+fn pull_refused(c: u32, st: u32) {
+    if st & IN_CLOSED != 0 {
+        misuse("pull", c, "the port is closed");
+    } else if st & IN_READY == 0 {
+        misuse("pull", c, "pulled twice");
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn misuse(op: &'static str, port: u32, reason: &'static str) -> ! {
@@ -264,7 +276,10 @@ impl Core {
             let r = seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
             let len = self.tail.wrapping_sub(self.head);
             let pick = self.head.wrapping_add((r % u64::from(len)) as u32);
-            let (a, b) = ((self.head & self.mask) as usize, (pick & self.mask) as usize);
+            let (a, b) = (
+                (self.head & self.mask) as usize,
+                (pick & self.mask) as usize,
+            );
             self.queue.swap(a, b);
         }
         let c = self.queue[(self.head & self.mask) as usize];
@@ -328,6 +343,7 @@ impl Core {
         if self.chased_push == c {
             // Push-then-close cannot be chased: it must be decoded.
             self.chased_push = NO_EVENT;
+            self.stats.chased = self.stats.chased.wrapping_sub(1);
             self.enqueue(c);
         } else if st & (IN_CLOSED | PUSHING | PULLING | OUT_CLOSED) == 0 {
             self.enqueue(c);
@@ -350,6 +366,7 @@ impl Core {
             } else if self.chased_push == c {
                 // The chase would treat it as a plain push and lose the failure.
                 self.chased_push = NO_EVENT;
+                self.stats.chased = self.stats.chased.wrapping_sub(1);
                 self.enqueue(c);
             }
         }
@@ -374,6 +391,7 @@ impl Core {
             } else if self.chased_pull == c {
                 // The chase would treat it as a plain pull and lose the cancel.
                 self.chased_pull = NO_EVENT;
+                self.stats.chased = self.stats.chased.wrapping_sub(1);
                 self.enqueue(c);
             }
         }
@@ -432,17 +450,38 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn push<T: 'static>(&mut self, outlet: Outlet<T>, elem: T) {
         let c = outlet.id;
-        let st = self.core.conns[c as usize].state;
-        if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == OUT_READY {
-            *self.core.slot::<T>(c, "push") = Some(elem);
-            self.core.conns[c as usize].state = st ^ PUSH_START;
+        let conn = &mut self.core.conns[c as usize];
+        let st = conn.state;
+        if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == OUT_READY
+            && conn.type_id == TypeId::of::<T>()
+        {
+            // SAFETY: `conn.slot` came from `Box::<Option<U>>::into_raw` in
+            // `GraphBuilder::connection::<U>` and lives until `Core` is dropped; `type_id` is
+            // `TypeId::of::<U>()`, just checked equal to `TypeId::of::<T>()`, so `U == T`. No
+            // other reference to the slot exists while this write runs (`&mut self`).
+            unsafe { *conn.slot.cast::<Option<T>>().as_ptr() = Some(elem) };
+            conn.state = st ^ PUSH_START;
             self.core.chase_push(c);
-        } else if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) != (OUT_READY | IN_CLOSED) {
-            if st & OUT_CLOSED != 0 {
-                misuse("push", c, "the port is closed");
-            }
-            misuse("push", c, "pushed twice, or before downstream pulled");
+        } else {
+            self.push_refused(c, st, TypeId::of::<T>());
         }
+    }
+
+    /// The cold half of [`push`](Self::push): drop the element silently when downstream
+    /// cancelled (not yet decoded), fail the stage otherwise.
+    #[cold]
+    #[inline(never)]
+    fn push_refused(&mut self, c: u32, st: u32, ty: TypeId) {
+        if self.core.conns[c as usize].type_id != ty {
+            misuse("push", c, "the port carries another element type");
+        }
+        if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == (OUT_READY | IN_CLOSED) {
+            return;
+        }
+        if st & OUT_CLOSED != 0 {
+            misuse("push", c, "the port is closed");
+        }
+        misuse("push", c, "pushed twice, or before downstream pulled");
     }
 
     /// Asks upstream of `inlet` for one element; it arrives as `on_push`. A pull on a port whose
@@ -459,10 +498,8 @@ impl<'a> Ctx<'a> {
         if st & (IN_READY | IN_CLOSED | OUT_CLOSED) == IN_READY {
             conn.state = st ^ PULL_START;
             self.core.chase_pull(c);
-        } else if st & IN_CLOSED != 0 {
-            misuse("pull", c, "the port is closed");
-        } else if st & IN_READY == 0 {
-            misuse("pull", c, "pulled twice");
+        } else {
+            pull_refused(c, st);
         }
     }
 
@@ -488,10 +525,16 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn try_grab<T: 'static>(&mut self, inlet: Inlet<T>) -> Option<T> {
         let c = inlet.id;
-        if self.core.conns[c as usize].state & IN_READY == 0 {
+        let conn = &self.core.conns[c as usize];
+        if conn.state & IN_READY == 0 {
             return None;
         }
-        self.core.slot::<T>(c, "grab").take()
+        if conn.type_id != TypeId::of::<T>() {
+            misuse("grab", c, "the port carries another element type");
+        }
+        // SAFETY: as in `Core::slot`: the slot is a live `Option<T>` (type checked just
+        // above), and no other reference to it exists while we take from it (`&mut self`).
+        unsafe { (*conn.slot.cast::<Option<T>>().as_ptr()).take() }
     }
 
     /// Whether an element is waiting on `inlet`.
@@ -659,7 +702,7 @@ pub enum BuildError {
 pub struct GraphBuilder {
     conns: Vec<Conn>,
     slot_ops: Vec<SlotOps>,
-    stages: Vec<Option<Box<dyn Stage>>>,
+    stages: Vec<Box<dyn Stage>>,
     port_start: Vec<u32>,
     port_list: Vec<u32>,
     error: Option<BuildError>,
@@ -832,7 +875,7 @@ impl GraphBuilder {
             self.own(c, index, true);
             self.port_list.push(c | OUTLET_BIT);
         }
-        self.stages.push(Some(stage));
+        self.stages.push(stage);
         self.port_start
             .push(u32::try_from(self.port_list.len()).expect("fewer than 2^32 ports"));
         index
@@ -841,7 +884,8 @@ impl GraphBuilder {
     fn own(&mut self, c: u32, stage: u32, outlet: bool) {
         let side = if outlet { "outlet" } else { "inlet" };
         let Some(conn) = self.conns.get_mut(c as usize) else {
-            self.error.get_or_insert(BuildError::UnknownPort { connection: c });
+            self.error
+                .get_or_insert(BuildError::UnknownPort { connection: c });
             return;
         };
         let owner = if outlet {
@@ -910,11 +954,7 @@ impl GraphBuilder {
             }
             shutdown.push(ports);
         }
-        let names = self
-            .stages
-            .iter()
-            .map(|s| s.as_ref().map_or("?", |s| s.name()))
-            .collect();
+        let names = self.stages.iter().map(|s| s.name()).collect();
         let core = Core {
             conns: std::mem::take(&mut self.conns),
             slot_ops: std::mem::take(&mut self.slot_ops),
@@ -952,7 +992,8 @@ impl GraphBuilder {
 /// See the [module documentation](self) for the model. Single-threaded: it is driven by one
 /// caller at a time (an [`Island`](super::Island) on an executor, or a test), and is `Send`.
 pub struct Interpreter {
-    logics: Vec<Option<Box<dyn Stage>>>,
+    /// The stages; a finalised stage's slot holds [`Released`] (its state was dropped).
+    logics: Vec<Box<dyn Stage>>,
     core: Core,
     started: bool,
 }
@@ -973,7 +1014,9 @@ impl Drop for Interpreter {
         // An island dropped before it finished (its executor shut down): every live stage
         // still gets its post_stop, exactly once, and is dropped.
         for s in 0..self.logics.len() {
-            if let Some(mut logic) = self.logics[s].take() {
+            if !self.core.finalised[s] {
+                self.core.finalised[s] = true;
+                let mut logic = std::mem::replace(&mut self.logics[s], Box::new(Released));
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
                     report::subscriber_panicked("post_stop", p);
                 }
@@ -1008,13 +1051,12 @@ impl Interpreter {
         self.started = true;
         for s in 0..self.logics.len() as u32 {
             self.core.active = s;
-            if let Some(logic) = self.logics[s as usize].as_deref_mut() {
-                let core = &mut self.core;
-                let r = catch_unwind(AssertUnwindSafe(|| logic.pre_start(&mut Ctx { core })));
-                if let Err(p) = r {
-                    let e = panic_error(self.core.names[s as usize], p);
-                    self.core.close_stage(s, Some(&e));
-                }
+            let logic = &mut self.logics[s as usize];
+            let core = &mut self.core;
+            let r = catch_unwind(AssertUnwindSafe(|| logic.pre_start(&mut Ctx { core })));
+            if let Err(p) = r {
+                let e = panic_error(self.core.names[s as usize], p);
+                self.core.close_stage(s, Some(&e));
             }
             self.after_stage_has_run(s);
         }
@@ -1059,19 +1101,18 @@ impl Interpreter {
             } else {
                 CHASE_LIMIT.min(*remaining)
             };
+            let granted = self.core.chase_counter;
             self.process_event(c);
             self.after_event::<GATED>();
             while self.core.chased_push != NO_EVENT {
                 let c = self.core.chased_push;
                 self.core.chased_push = NO_EVENT;
-                self.core.stats.chased += 1;
                 self.process_push(c);
                 self.after_event::<GATED>();
             }
             while self.core.chased_pull != NO_EVENT {
                 let c = self.core.chased_pull;
                 self.core.chased_pull = NO_EVENT;
-                self.core.stats.chased += 1;
                 self.process_pull(c);
                 self.after_event::<GATED>();
             }
@@ -1079,7 +1120,15 @@ impl Interpreter {
                 let c = self.core.chased_push;
                 self.core.chased_push = NO_EVENT;
                 self.core.enqueue(c);
+                self.core.stats.chased = self.core.stats.chased.wrapping_sub(1);
             }
+            // Chases granted by this event's counter, less those sent back to the queue
+            // (counted down where chasing is aborted): no increment per chased event.
+            self.core.stats.chased = self
+                .core
+                .stats
+                .chased
+                .wrapping_add(granted - self.core.chase_counter);
         }
     }
 
@@ -1143,12 +1192,11 @@ impl Interpreter {
         self.core.pending_finalizations -= 1;
         self.core.running -= 1;
         self.core.stats.finalised += 1;
-        if let Some(mut logic) = self.logics[s].take() {
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
-                report::subscriber_panicked("post_stop", p);
-            }
-            report::drop_guarded(logic);
+        let mut logic = std::mem::replace(&mut self.logics[s], Box::new(Released));
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
+            report::subscriber_panicked("post_stop", p);
         }
+        report::drop_guarded(logic);
         // Elements waiting at this stage's in-ports can no longer be grabbed.
         for i in self.core.ports_of(stage) {
             let p = self.core.port_list[i];
@@ -1160,30 +1208,32 @@ impl Interpreter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn process_push(&mut self, c: u32) {
         let conn = &mut self.core.conns[c as usize];
         conn.state ^= PUSH_END;
         let owner = conn.in_owner;
         self.core.active = owner;
-        if let Some(logic) = self.logics[owner as usize].as_deref_mut() {
-            logic.on_push(PortId(c), &mut Ctx {
+        self.logics[owner as usize].on_push(
+            PortId(c),
+            &mut Ctx {
                 core: &mut self.core,
-            });
-        }
+            },
+        );
     }
 
-    #[inline]
+    #[inline(always)]
     fn process_pull(&mut self, c: u32) {
         let conn = &mut self.core.conns[c as usize];
         conn.state ^= PULL_END;
         let owner = conn.out_owner;
         self.core.active = owner;
-        if let Some(logic) = self.logics[owner as usize].as_deref_mut() {
-            logic.on_pull(PortId(c), &mut Ctx {
+        self.logics[owner as usize].on_pull(
+            PortId(c),
+            &mut Ctx {
                 core: &mut self.core,
-            });
-        }
+            },
+        );
     }
 
     fn process_event(&mut self, c: u32) {
@@ -1199,11 +1249,12 @@ impl Interpreter {
             let owner = conn.out_owner;
             self.core.active = owner;
             self.core.complete_connection(owner);
-            if let Some(logic) = self.logics[owner as usize].as_deref_mut() {
-                logic.on_downstream_finish(PortId(c), &mut Ctx {
+            self.logics[owner as usize].on_downstream_finish(
+                PortId(c),
+                &mut Ctx {
                     core: &mut self.core,
-                });
-            }
+                },
+            );
         } else if st & (OUT_CLOSED | IN_CLOSED) == OUT_CLOSED {
             if st & PUSHING == 0 {
                 // COMPLETE or FAIL
@@ -1218,14 +1269,13 @@ impl Interpreter {
                 } else {
                     None
                 };
-                if let Some(logic) = self.logics[owner as usize].as_deref_mut() {
-                    let ctx = &mut Ctx {
-                        core: &mut self.core,
-                    };
-                    match error {
-                        Some(e) => logic.on_upstream_failure(PortId(c), e, ctx),
-                        None => logic.on_upstream_finish(PortId(c), ctx),
-                    }
+                let logic = &mut self.logics[owner as usize];
+                let ctx = &mut Ctx {
+                    core: &mut self.core,
+                };
+                match error {
+                    Some(e) => logic.on_upstream_failure(PortId(c), e, ctx),
+                    None => logic.on_upstream_finish(PortId(c), ctx),
                 }
             } else {
                 // Push then close: the push first, the close after it.
@@ -1241,10 +1291,12 @@ impl Interpreter {
         self.core.chase_counter = 0;
         if self.core.chased_push != NO_EVENT {
             let c = std::mem::replace(&mut self.core.chased_push, NO_EVENT);
+            self.core.stats.chased = self.core.stats.chased.wrapping_sub(1);
             self.core.enqueue(c);
         }
         if self.core.chased_pull != NO_EVENT {
             let c = std::mem::replace(&mut self.core.chased_pull, NO_EVENT);
+            self.core.stats.chased = self.core.stats.chased.wrapping_sub(1);
             self.core.enqueue(c);
         }
         if (s as usize) < self.logics.len() {
@@ -1277,7 +1329,7 @@ impl Interpreter {
         self.core.stats.async_inputs += 1;
         self.core.chase_counter = 0;
         self.core.active = stage;
-        if let Some(logic) = self.logics.get_mut(s).and_then(|l| l.as_deref_mut()) {
+        if let Some(logic) = self.logics.get_mut(s) {
             let core = &mut self.core;
             let r = catch_unwind(AssertUnwindSafe(|| logic.on_async_input(&mut Ctx { core })));
             if let Err(p) = r {
@@ -1388,6 +1440,20 @@ impl Interpreter {
     pub(crate) fn mailbox(&self) -> &Arc<Mailbox> {
         &self.core.mailbox
     }
+}
+
+/// What stands in a finalised stage's place: no ports, and every event ignored (none can
+/// reach it: its ports are all closed). A zero-sized type, so putting it in a `Box` does not
+/// allocate.
+struct Released;
+
+impl Stage for Released {
+    fn ports(&self, _: &mut Ports) {}
+    fn on_push(&mut self, _: PortId, _: &mut Ctx<'_>) {}
+    fn on_pull(&mut self, _: PortId, _: &mut Ctx<'_>) {}
+    fn on_upstream_finish(&mut self, _: PortId, _: &mut Ctx<'_>) {}
+    fn on_upstream_failure(&mut self, _: PortId, _: Error, _: &mut Ctx<'_>) {}
+    fn on_downstream_finish(&mut self, _: PortId, _: &mut Ctx<'_>) {}
 }
 
 /// Clears one slot when dropped (so `drop_guarded` can contain a panicking element drop).

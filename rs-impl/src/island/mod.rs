@@ -77,6 +77,7 @@
 
 pub mod edge;
 mod flow;
+mod fused;
 mod future;
 pub mod interpreter;
 mod mailbox;
@@ -86,6 +87,7 @@ pub mod stages;
 
 pub use edge::{InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
 pub use flow::{Flow, FlowPublisher, DEFAULT_INPUT_BUFFER};
+pub use fused::MAX_FUSED;
 pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};
 pub use mailbox::Notifier;

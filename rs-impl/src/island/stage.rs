@@ -169,6 +169,12 @@ impl Ports {
         self.outlets.push(outlet.id);
         self
     }
+
+    /// Declares the out-port of connection `id` (for stages that keep their out-port erased).
+    pub(crate) fn outlet_id(&mut self, id: u32) -> &mut Self {
+        self.outlets.push(id);
+        self
+    }
 }
 
 /// A stage of an island: logic with in-ports and out-ports, driven by the interpreter.

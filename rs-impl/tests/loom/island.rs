@@ -54,9 +54,15 @@ pub(crate) fn request_races_park(mailbox: Mailbox) {
     loom::future::block_on(island);
     a.join().unwrap();
     let summary = record.finish();
-    assert_eq!(summary.received, 1, "rule 1.1: the element was not delivered");
+    assert_eq!(
+        summary.received, 1,
+        "rule 1.1: the element was not delivered"
+    );
     assert_eq!(summary.completes, 1, "rule 1.5: no completion");
-    assert!(token.upgrade().is_none(), "rule 3.13: the subscriber is kept");
+    assert!(
+        token.upgrade().is_none(),
+        "rule 3.13: the subscriber is kept"
+    );
 }
 
 /// Rules 1.7, 1.8, 3.5–3.7, 3.12, 3.13. The probe requests `initial` from `on_subscribe`;
@@ -84,11 +90,18 @@ pub(crate) fn cancel_races_completion(n: u64, initial: u64, mailbox: Mailbox) {
     let s = record.wait_subscription();
     let before = record.received();
     s.request(1);
-    assert_eq!(record.received(), before, "rule 3.6: a request after the end delivered");
+    assert_eq!(
+        record.received(),
+        before,
+        "rule 3.6: a request after the end delivered"
+    );
     drop(s);
     let summary = record.finish();
     assert!(summary.received <= initial.min(n), "rule 1.1");
-    assert!(token.upgrade().is_none(), "rule 3.13: the subscriber is kept");
+    assert!(
+        token.upgrade().is_none(),
+        "rule 3.13: the subscriber is kept"
+    );
 }
 
 #[test]
