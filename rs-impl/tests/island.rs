@@ -252,8 +252,13 @@ fn chasing_skips_the_queue_and_fuzzing_does_not_chase() {
     let fuzzed = run(fuzzed, Some(7));
     assert!(normal.chased > normal.dequeued * 5, "{normal:?}");
     assert_eq!(fuzzed.chased, 0, "{fuzzed:?}");
-    // Every chased event of the normal run is a dequeued event of the fuzzed run.
-    assert_eq!(normal.chased + normal.dequeued, fuzzed.dequeued);
+    // Every chased event of the normal run is a dequeued event of the fuzzed run: the totals
+    // agree per element (2 × 11 events for 1,000 elements), up to the termination, whose
+    // events depend on their order (a cancel that finds its connection closed already is
+    // not enqueued): at most two per connection.
+    let normal_total = normal.chased + normal.dequeued;
+    assert!(normal_total > 22_000, "{normal:?}");
+    assert!(normal_total.abs_diff(fuzzed.dequeued) <= 2 * 11, "{normal:?} {fuzzed:?}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -22,6 +22,9 @@
 //! | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)` | subscriber whitebox, blackbox | whitebox through [`ProbeReporting`](crate::subscriber::ProbeReporting); the puppet's `signal_cancel` is the handle's `cancel` |
 //! | `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox | as above |
 //! | `processor::IdentityProcessor` | identity processor | buffer 16, `does_coordinated_emission() = true`, failed publisher: a processor subscribed to `source::failed` |
+//!
+//! Islands (module `islands`, not in the loom build): the builder's publishers, an identity
+//! `IslandProcessor`, and its input side as a subscriber (see that module's table).
 
 use rs_api::Error;
 use rs_impl::source::{self, Pull, Pulled};
@@ -29,6 +32,8 @@ use rs_impl::source::{self, Pull, Pulled};
 use crate::publisher::{self, BoxPublisher, PublisherFactory};
 use crate::suite::Suite;
 
+#[cfg(not(rs_loom))]
+mod islands;
 mod subscribers;
 
 /// Every built-in implementation with its verification.
@@ -68,6 +73,8 @@ pub fn builtins() -> Vec<Suite> {
         ),
     ];
     suites.extend(subscribers::suites());
+    #[cfg(not(rs_loom))]
+    suites.extend(islands::suites());
     suites
 }
 

@@ -62,12 +62,44 @@ struct Inbox<T> {
     overrun: bool,
     /// The island side is gone: a late `on_subscribe` is cancelled at once.
     closed: bool,
+    /// The island's notifier, once the island started (signals before it are caught up by the
+    /// island's first run). Called under the inbox lock, so a signal is either recorded before
+    /// the island's catch-up or notified after it.
+    notifier: Option<Notifier>,
 }
 
-struct InputShared<T> {
+impl<T> Inbox<T> {
+    fn notify(&self) {
+        if let Some(n) = &self.notifier {
+            n.notify();
+        }
+    }
+}
+
+/// The buffer and signals an [`InputSubscriber`] shares with its island.
+pub(crate) struct InputShared<T> {
     inbox: Mutex<Inbox<T>>,
     capacity: usize,
-    notifier: Notifier,
+}
+
+impl<T> InputShared<T> {
+    /// An input buffer of `size` elements (rounded up to a power of two, at least 2), not yet
+    /// attached to an island.
+    pub(crate) fn new(size: usize) -> Arc<Self> {
+        let size = size.max(2).next_power_of_two();
+        Arc::new(InputShared {
+            inbox: Mutex::new(Inbox {
+                buffer: VecDeque::with_capacity(size),
+                subscription: None,
+                subscribed: false,
+                terminal: None,
+                overrun: false,
+                closed: false,
+                notifier: None,
+            }),
+            capacity: size,
+        })
+    }
 }
 
 /// The subscriber through which a [`PublisherSource`] receives its upstream's signals.
@@ -75,7 +107,7 @@ struct InputShared<T> {
 /// Each signal records what arrived and posts to the island; nothing else runs on the
 /// publisher's thread.
 pub struct InputSubscriber<T> {
-    shared: Arc<InputShared<T>>,
+    pub(crate) shared: Arc<InputShared<T>>,
 }
 
 impl<T> fmt::Debug for InputSubscriber<T> {
@@ -95,39 +127,38 @@ impl<T: Send> Subscriber<T> for InputSubscriber<T> {
             } else {
                 inbox.subscribed = true;
                 inbox.subscription = Some(subscription.clone());
+                inbox.notify();
                 false
             }
         };
         if refused {
             subscription.cancel(); // 2.5, or the island is gone
-        } else {
-            self.shared.notifier.notify();
         }
     }
 
     fn on_next(&mut self, item: T) {
-        {
-            let mut inbox = self.shared.inbox.lock();
-            if inbox.terminal.is_some() || inbox.closed {
-                return; // 2.8: after cancel or the end, dropped
-            }
-            if inbox.buffer.len() >= self.shared.capacity {
-                inbox.overrun = true;
-            } else {
-                inbox.buffer.push_back(item);
-            }
+        let mut inbox = self.shared.inbox.lock();
+        if inbox.terminal.is_some() || inbox.closed {
+            return; // 2.8: after cancel or the end, dropped
         }
-        self.shared.notifier.notify();
+        if inbox.buffer.len() >= self.shared.capacity {
+            inbox.overrun = true;
+        } else {
+            inbox.buffer.push_back(item);
+        }
+        inbox.notify();
     }
 
     fn on_error(&mut self, error: Error) {
-        self.shared.inbox.lock().terminal.get_or_insert(Some(error));
-        self.shared.notifier.notify();
+        let mut inbox = self.shared.inbox.lock();
+        inbox.terminal.get_or_insert(Some(error));
+        inbox.notify();
     }
 
     fn on_complete(&mut self) {
-        self.shared.inbox.lock().terminal.get_or_insert(None);
-        self.shared.notifier.notify();
+        let mut inbox = self.shared.inbox.lock();
+        inbox.terminal.get_or_insert(None);
+        inbox.notify();
     }
 }
 
@@ -173,11 +204,23 @@ impl<T: Send + 'static> PublisherSource<T> {
     /// g.add_stage(s);
     /// ```
     pub fn new(outlet: Outlet<T>, publisher: SharedPublisher<T>, size: usize) -> Self {
-        let size = size.max(2).next_power_of_two();
+        Self::attached(outlet, InputShared::new(size), Some(publisher))
+    }
+
+    /// A source fed by an input buffer made beforehand (an [`IslandProcessor`]'s subscriber
+    /// side), subscribing to `publisher` if one is given.
+    ///
+    /// [`IslandProcessor`]: super::IslandProcessor
+    pub(crate) fn attached(
+        outlet: Outlet<T>,
+        shared: Arc<InputShared<T>>,
+        publisher: Option<SharedPublisher<T>>,
+    ) -> Self {
+        let size = shared.capacity;
         PublisherSource {
             outlet,
-            publisher: Some(publisher),
-            shared: None,
+            publisher,
+            shared: Some(shared),
             subscription: None,
             local: VecDeque::with_capacity(size),
             size,
@@ -278,6 +321,7 @@ impl<T: Send + 'static> PublisherSource<T> {
             let mut inbox = shared.inbox.lock();
             inbox.closed = true;
             inbox.buffer.clear();
+            inbox.notifier = None;
         }
         if !self.upstream_done {
             self.upstream_done = true;
@@ -294,19 +338,12 @@ impl<T: Send + 'static> Stage for PublisherSource<T> {
     }
 
     fn pre_start(&mut self, ctx: &mut Ctx<'_>) {
-        let shared = Arc::new(InputShared {
-            inbox: Mutex::new(Inbox {
-                buffer: VecDeque::with_capacity(self.size),
-                subscription: None,
-                subscribed: false,
-                terminal: None,
-                overrun: false,
-                closed: false,
-            }),
-            capacity: self.size,
-            notifier: ctx.notifier(),
-        });
-        self.shared = Some(shared.clone());
+        let Some(shared) = self.shared.clone() else {
+            return;
+        };
+        shared.inbox.lock().notifier = Some(ctx.notifier());
+        // Catch up with what arrived before the island ran (a processor's upstream).
+        ctx.notifier().notify();
         if let Some(publisher) = self.publisher.take() {
             let subscriber = InputSubscriber { shared };
             let r = catch_unwind(AssertUnwindSafe(|| {

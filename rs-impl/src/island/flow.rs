@@ -6,9 +6,13 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc as StdArc;
 
-use rs_api::{BoxSubscriber, Error, Publisher, Subscription};
+use rs_api::{
+    BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
+};
 
-use super::edge::{PublisherSource, SharedPublisher, SubscriberSink};
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+
+use super::edge::{InputShared, InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
 use super::fused::{self, Op};
 use super::future::{Island, DEFAULT_BUDGET};
 use super::interpreter::{BuildError, GraphBuilder};
@@ -49,8 +53,9 @@ enum Step {
 ///
 /// # Contract of the resulting publisher
 ///
-/// * **Signals** reach the subscriber on the island's thread (a worker of the runtime),
-///   serially (rule 1.3), starting with `on_subscribe` when the island first runs.
+/// * **Signals** reach the subscriber serially (rule 1.3): `on_subscribe` on the thread that
+///   calls `subscribe`, before it returns (with every stage's `pre_start`, and the upstream's
+///   `subscribe`); every later signal on the island's thread (a worker of the runtime).
 /// * **`request` and `cancel`** may be called from any thread, also from inside `on_next`; they
 ///   only record and post to the island, and return at once (3.2–3.5). `request(0)` ends the
 ///   subscription with `on_error` naming rule 3.9; demand saturates (3.17).
@@ -164,7 +169,7 @@ impl<T: Send + 'static> Flow<T> {
         })
     }
 
-    fn from_source<F>(f: F) -> Self
+    pub(super) fn from_source<F>(f: F) -> Self
     where
         F: Fn(&mut GraphBuilder) -> Result<u32, BuildError> + Send + Sync + 'static,
     {
@@ -456,18 +461,148 @@ impl<T> fmt::Debug for FlowPublisher<T> {
 impl<T: Send + 'static> Publisher<T> for FlowPublisher<T> {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
         match self.flow.into_island(subscriber) {
-            Ok(island) => self.runtime.spawn(island),
-            Err((mut subscriber, error)) => {
-                // 1.9: on_subscribe, then the refusal as on_error; no panic escapes.
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    subscriber.on_subscribe(StdArc::new(Over));
-                    subscriber.on_error(error);
-                }));
-                if let Err(p) = r {
-                    report::subscriber_panicked("on_error", p);
-                }
-                report::drop_guarded(subscriber);
+            Ok(mut island) => {
+                island.start(); // on_subscribe before subscribe returns
+                self.runtime.spawn(island)
             }
+            Err((subscriber, error)) => refuse(subscriber, error),
         }
     }
+}
+
+/// A [`Processor`](rs_api::Processor) that runs a flow on one island: its subscriber half is
+/// the island's input side, its publisher half the island's output. A cheap `Clone` handle
+/// (one clone goes to the upstream's `subscribe`, another serves the downstream).
+///
+/// **Unicast:** the first downstream `subscribe` materialises the island; any later subscriber
+/// gets `on_subscribe` and then `on_error` with [`SpecViolation::Rejected`] (rule 1.9). The
+/// upstream may subscribe the processor before or after that: signals that arrive first wait
+/// in the input buffer (its size, prefetched and replenished by half) and the island catches
+/// up when it starts. Everything else is the contract of [`Flow`]: the upstream's
+/// completion after every element, its error at once, a downstream cancel cancelling it.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::{Publisher, PublisherExt};
+/// use rs_impl::island::{IslandProcessor, Runtime};
+/// use rs_impl::{source, subscriber::{collect, RequestStrategy}};
+///
+/// let runtime = Runtime::with_threads(1).unwrap();
+/// let doubled = IslandProcessor::new(|f| f.map(|x: u32| x * 2), 16, &runtime);
+/// let (s, h) = collect(RequestStrategy::Prefetch(4));
+/// doubled.subscribe(Box::new(s));
+/// source::range(0u32..5).subscribe_with(doubled.clone());
+/// assert_eq!(h.wait().unwrap(), vec![0, 2, 4, 6, 8]);
+/// ```
+pub struct IslandProcessor<T, R> {
+    input: InputSubscriber<T>,
+    shared: StdArc<ProcessorShared<R>>,
+}
+
+struct ProcessorShared<R> {
+    flow: Flow<R>,
+    runtime: Runtime,
+    materialised: AtomicBool,
+}
+
+impl<T, R> Clone for IslandProcessor<T, R> {
+    fn clone(&self) -> Self {
+        IslandProcessor {
+            input: InputSubscriber {
+                shared: self.input.shared.clone(),
+            },
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T, R> fmt::Debug for IslandProcessor<T, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IslandProcessor")
+            .field("flow", &self.shared.flow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + 'static, R: Send + 'static> IslandProcessor<T, R> {
+    /// A processor running `build(input)` on `runtime`, where `input` is the flow of the
+    /// elements this processor receives as a subscriber, through an input buffer of `buffer`
+    /// elements.
+    ///
+    /// # Examples
+    ///
+    /// See [`IslandProcessor`].
+    pub fn new<F>(build: F, buffer: usize, runtime: &Runtime) -> Self
+    where
+        F: FnOnce(Flow<T>) -> Flow<R>,
+    {
+        let input = InputShared::<T>::new(buffer);
+        let source = input.clone();
+        let flow = build(Flow::from_source(move |g| {
+            let (o, i) = g.connection::<T>();
+            g.add_stage(PublisherSource::attached(o, source.clone(), None));
+            Ok(i.id().index())
+        }));
+        IslandProcessor {
+            input: InputSubscriber { shared: input },
+            shared: StdArc::new(ProcessorShared {
+                flow,
+                runtime: runtime.clone(),
+                materialised: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+impl<T: Send + 'static, R> Subscriber<T> for IslandProcessor<T, R>
+where
+    R: Send + 'static,
+{
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        self.input.on_subscribe(subscription);
+    }
+    fn on_next(&mut self, item: T) {
+        self.input.on_next(item);
+    }
+    fn on_error(&mut self, error: Error) {
+        self.input.on_error(error);
+    }
+    fn on_complete(&mut self) {
+        self.input.on_complete();
+    }
+}
+
+impl<T: Send + 'static, R: Send + 'static> Publisher<R> for IslandProcessor<T, R> {
+    fn subscribe(&self, subscriber: BoxSubscriber<R>) {
+        if self.shared.materialised.swap(true, Ordering::AcqRel) {
+            refuse(
+                subscriber,
+                SpecViolation::Rejected {
+                    reason: "an IslandProcessor serves one subscriber".into(),
+                }
+                .into(),
+            );
+            return;
+        }
+        match self.shared.flow.into_island(subscriber) {
+            Ok(mut island) => {
+                island.start(); // on_subscribe before subscribe returns
+                self.shared.runtime.spawn(island)
+            }
+            Err((subscriber, error)) => refuse(subscriber, error),
+        }
+    }
+}
+
+/// 1.9: `on_subscribe`, then the refusal as `on_error`; no panic escapes.
+fn refuse<T>(mut subscriber: BoxSubscriber<T>, error: Error) {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        subscriber.on_subscribe(StdArc::new(Over));
+        subscriber.on_error(error);
+    }));
+    if let Err(p) = r {
+        report::subscriber_panicked("on_error", p);
+    }
+    report::drop_guarded(subscriber);
 }

@@ -126,6 +126,22 @@ impl Island {
         self
     }
 
+    /// Runs every stage's `pre_start` now, on the calling thread (otherwise the first `poll`
+    /// does). [`FlowPublisher`](super::FlowPublisher) does this in `subscribe`, so that the
+    /// subscriber has its `on_subscribe` before `subscribe` returns; a request made in it is
+    /// only posted, and runs on the island.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut i = rs_impl::island::Island::new(rs_impl::island::GraphBuilder::new().build().unwrap());
+    /// i.start();
+    /// assert!(i.interpreter().is_completed());
+    /// ```
+    pub fn start(&mut self) {
+        self.interpreter.init();
+    }
+
     /// What the island did so far.
     ///
     /// # Examples

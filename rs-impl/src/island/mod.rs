@@ -11,9 +11,9 @@
 //!
 //! # Contract (for a subscriber of [`Flow::into_publisher`])
 //!
-//! * **What a subscriber sees:** `on_subscribe` when its island first runs, then at most as
-//!   many `on_next` as it requested, then one terminal signal — every signal on the island's
-//!   thread (a worker of the runtime), serially.
+//! * **What a subscriber sees:** `on_subscribe` before `subscribe` returns (on the caller's
+//!   thread), then at most as many `on_next` as it requested, then one terminal signal — these
+//!   on the island's thread (a worker of the runtime), serially.
 //! * **Who may call `request`/`cancel`, from which thread:** anyone, from any thread, also
 //!   re-entrantly from `on_next`. Both only record (an atomic add, a flag) and post to the
 //!   island's mailbox, and return at once (rule 3.4): no element is ever delivered inside the
@@ -44,6 +44,7 @@
 //! | [`PublisherSource`], [`InputSubscriber`], [`SubscriberSink`] | the edges: Reactive Streams in and out |
 //! | [`Runtime`] | where islands run |
 //! | [`Flow`], [`FlowPublisher`] | the builder |
+//! | [`IslandProcessor`] | a flow as a `Processor`: its subscriber half is the island's input side (unicast) |
 //!
 //! # The seam for the batching boundary (#13)
 //!
@@ -86,7 +87,7 @@ pub mod stage;
 pub mod stages;
 
 pub use edge::{InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
-pub use flow::{Flow, FlowPublisher, DEFAULT_INPUT_BUFFER};
+pub use flow::{Flow, FlowPublisher, IslandProcessor, DEFAULT_INPUT_BUFFER};
 pub use fused::MAX_FUSED;
 pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};

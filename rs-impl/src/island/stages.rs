@@ -365,9 +365,13 @@ where
 }
 
 /// A source emitting the items of an iterator, one per pull, then completing.
+///
+/// It reads one item ahead, so it completes together with the last element (push then
+/// complete) instead of waiting for a pull that would only find the end (rules 1.2, 1.5).
 pub struct IterSource<I: Iterator> {
     outlet: Outlet<I::Item>,
     iter: I,
+    next: Option<I::Item>,
 }
 
 impl<I: Iterator> fmt::Debug for IterSource<I> {
@@ -386,6 +390,7 @@ impl<I: Iterator> IterSource<I> {
         IterSource {
             outlet,
             iter: iter.into_iter(),
+            next: None,
         }
     }
 }
@@ -398,11 +403,20 @@ where
     fn ports(&self, ports: &mut Ports) {
         ports.outlet(self.outlet);
     }
+    fn pre_start(&mut self, ctx: &mut Ctx<'_>) {
+        self.next = self.iter.next();
+        if self.next.is_none() {
+            ctx.complete(self.outlet);
+        }
+    }
     #[inline]
     fn on_pull(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
-        match self.iter.next() {
-            Some(x) => ctx.push(self.outlet, x),
-            None => ctx.complete(self.outlet),
+        if let Some(x) = self.next.take() {
+            ctx.push(self.outlet, x);
+            self.next = self.iter.next();
+        }
+        if self.next.is_none() {
+            ctx.complete(self.outlet); // push then complete
         }
     }
 }
