@@ -258,7 +258,10 @@ fn chasing_skips_the_queue_and_fuzzing_does_not_chase() {
     // not enqueued): at most two per connection.
     let normal_total = normal.chased + normal.dequeued;
     assert!(normal_total > 22_000, "{normal:?}");
-    assert!(normal_total.abs_diff(fuzzed.dequeued) <= 2 * 11, "{normal:?} {fuzzed:?}");
+    assert!(
+        normal_total.abs_diff(fuzzed.dequeued) <= 2 * 11,
+        "{normal:?} {fuzzed:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

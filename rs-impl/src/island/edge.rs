@@ -24,7 +24,7 @@
 //! [`Island`](super::Island) poll loop has one place where it parks: that is where a
 //! `flush_outputs` hook goes); its input side is [`InputSubscriber`] with a batch-accepting
 //! hidden method next to `on_next`, writing into the same power-of-two buffer. Both talk to
-//! their island only through a [`Notifier`](super::Notifier).
+//! their island only through a [`Notifier`].
 
 use std::collections::VecDeque;
 use std::fmt;

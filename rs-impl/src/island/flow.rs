@@ -351,10 +351,7 @@ impl<T: Send + 'static> Flow<T> {
     /// futures::executor::block_on(island);
     /// assert_eq!(h.wait().unwrap(), vec![0, 2, 4]);
     /// ```
-    pub fn into_island(
-        &self,
-        subscriber: BoxSubscriber<T>,
-    ) -> Result<Island, (BoxSubscriber<T>, Error)> {
+    pub fn into_island(&self, subscriber: BoxSubscriber<T>) -> Result<Island, NotBuilt<T>> {
         let built = catch_unwind(AssertUnwindSafe(|| -> Result<_, BuildError> {
             let mut g = GraphBuilder::new();
             let mut c = (self.source)(&mut g)?;
@@ -383,19 +380,27 @@ impl<T: Send + 'static> Flow<T> {
         }));
         let (mut g, inlet) = match built {
             Ok(Ok(x)) => x,
-            Ok(Err(e)) => return Err((subscriber, Error::new(e))),
+            Ok(Err(e)) => {
+                return Err(NotBuilt {
+                    subscriber,
+                    error: Error::new(e),
+                })
+            }
             Err(p) => {
-                let e = Error::new(IslandError::StagePanicked {
+                let error = Error::new(IslandError::StagePanicked {
                     stage: "a stage factory",
                     message: report::panic_message(&*p),
                 });
-                return Err((subscriber, e));
+                return Err(NotBuilt { subscriber, error });
             }
         };
         g.add_stage(SubscriberSink::new(inlet, subscriber));
         match g.build() {
             Ok(interpreter) => Ok(Island::new(interpreter).with_budget(self.budget)),
-            Err(e) => Err((Box::new(Refused), Error::new(e))),
+            Err(e) => Err(NotBuilt {
+                subscriber: Box::new(Refused),
+                error: Error::new(e),
+            }),
         }
     }
 
@@ -409,6 +414,23 @@ impl<T: Send + 'static> Flow<T> {
             flow: self,
             runtime: runtime.clone(),
         }
+    }
+}
+
+/// A blueprint that could not be materialised: the error, and the subscriber given back (not
+/// yet subscribed to anything).
+pub struct NotBuilt<T> {
+    /// The subscriber handed to [`Flow::into_island`].
+    pub subscriber: BoxSubscriber<T>,
+    /// Why the island could not be built.
+    pub error: Error,
+}
+
+impl<T> fmt::Debug for NotBuilt<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NotBuilt")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
     }
 }
 
@@ -465,7 +487,7 @@ impl<T: Send + 'static> Publisher<T> for FlowPublisher<T> {
                 island.start(); // on_subscribe before subscribe returns
                 self.runtime.spawn(island)
             }
-            Err((subscriber, error)) => refuse(subscriber, error),
+            Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
         }
     }
 }
@@ -590,7 +612,7 @@ impl<T: Send + 'static, R: Send + 'static> Publisher<R> for IslandProcessor<T, R
                 island.start(); // on_subscribe before subscribe returns
                 self.shared.runtime.spawn(island)
             }
-            Err((subscriber, error)) => refuse(subscriber, error),
+            Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
         }
     }
 }

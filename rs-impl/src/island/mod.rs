@@ -62,7 +62,7 @@
 //! use rs_impl::{source, subscriber::{collect, RequestStrategy}};
 //!
 //! let runtime = Runtime::new().unwrap();
-//! let p = Flow::from_publisher(source::range(1u64..=1_000))
+//! let p = Flow::from_publisher(source::range(1u64..1_001))
 //!     .map(|x| x * 3)
 //!     .filter(|x| x % 2 == 0)
 //!     .take(10)
@@ -87,7 +87,7 @@ pub mod stage;
 pub mod stages;
 
 pub use edge::{InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
-pub use flow::{Flow, FlowPublisher, IslandProcessor, DEFAULT_INPUT_BUFFER};
+pub use flow::{Flow, FlowPublisher, IslandProcessor, NotBuilt, DEFAULT_INPUT_BUFFER};
 pub use fused::MAX_FUSED;
 pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};

@@ -41,14 +41,22 @@ pub enum RuntimeError {
 /// assert_eq!(h.wait().unwrap(), (1..=10).collect::<Vec<_>>());
 /// ```
 ///
-/// On tokio (a multi-thread runtime):
+/// On tokio (a multi-thread runtime; tokio treats an island's self-wake as a yield):
 ///
-/// ```ignore
-/// let tokio_rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::island::{Flow, Runtime};
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// let tokio_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
 /// let handle = tokio_rt.handle().clone();
-/// let runtime = rs_impl::island::Runtime::from_spawner(move |island| {
+/// let runtime = Runtime::from_spawner(move |island| {
 ///     handle.spawn(island);
 /// });
+/// let p = Flow::from_iter(0..5u32).map(|x| x * x).into_publisher(&runtime);
+/// let (s, h) = collect(RequestStrategy::Unbounded);
+/// p.subscribe(Box::new(s));
+/// assert_eq!(h.wait().unwrap(), vec![0, 1, 4, 9, 16]);
 /// ```
 #[derive(Clone)]
 pub struct Runtime {
