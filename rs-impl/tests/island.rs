@@ -172,6 +172,13 @@ fn probes(n: u64, acts: [Act; 3], log: &Log) -> (Interpreter, Collected<u64>, Ve
     (interpreter, seen, tokens)
 }
 
+/// Whether `a` and `b` both happened, `a` first.
+fn order(log: &[String], a: &str, b: &str) -> bool {
+    let pa = log.iter().position(|l| l == a);
+    let pb = log.iter().position(|l| l == b);
+    matches!((pa, pb), (Some(x), Some(y)) if x < y)
+}
+
 // ---------------------------------------------------------------------------------------
 // Chasing (ChasingEventsSpec)
 // ---------------------------------------------------------------------------------------
@@ -206,15 +213,10 @@ fn complete_right_after_a_chased_push_delivers_the_element_then_completes() {
             probes(10, [Act::Pass, Act::PushThenComplete, Act::Pass], &log);
         run(interpreter, mode);
         let log = log_of(&log);
-        let push = log
-            .iter()
-            .position(|l| l == "c:push 0")
-            .expect("c got the element");
-        let fin = log
-            .iter()
-            .position(|l| l == "c:upstream_finish")
-            .expect("c got the completion");
-        assert!(push < fin, "{mode:?}: {log:?}");
+        assert!(
+            order(&log, "c:push 0", "c:upstream_finish"),
+            "{mode:?}: {log:?}"
+        );
         assert_eq!(seen.take().unwrap().unwrap(), vec![0]);
     }
 }
@@ -226,15 +228,10 @@ fn fail_right_after_a_chased_push_delivers_the_element_then_fails() {
         let (interpreter, seen, _) = probes(10, [Act::Pass, Act::PushThenFail, Act::Pass], &log);
         run(interpreter, mode);
         let log = log_of(&log);
-        let push = log
-            .iter()
-            .position(|l| l == "c:push 0")
-            .expect("c got the element");
-        let fail = log
-            .iter()
-            .position(|l| l == "c:upstream_failure failed after push")
-            .expect("c got the failure");
-        assert!(push < fail, "{mode:?}: {log:?}");
+        assert!(
+            order(&log, "c:push 0", "c:upstream_failure failed after push"),
+            "{mode:?}: {log:?}"
+        );
         let outcome = seen.take().unwrap();
         assert_eq!(outcome.unwrap_err().to_string(), "failed after push");
     }
@@ -267,12 +264,6 @@ fn chasing_skips_the_queue_and_fuzzing_does_not_chase() {
 // ---------------------------------------------------------------------------------------
 // Lifecycle (LifecycleInterpreterSpec)
 // ---------------------------------------------------------------------------------------
-
-fn order(log: &[String], a: &str, b: &str) -> bool {
-    let pa = log.iter().position(|l| l == a);
-    let pb = log.iter().position(|l| l == b);
-    matches!((pa, pb), (Some(x), Some(y)) if x < y)
-}
 
 #[test]
 fn hooks_run_in_order_on_completion() {

@@ -287,21 +287,18 @@ impl Core {
         Some(c)
     }
 
-    #[inline]
-    fn chase_push(&mut self, c: u32) {
-        if self.chase_counter > 0 && self.chased_push == NO_EVENT {
-            self.chase_counter -= 1;
-            self.chased_push = c;
+    /// Chases a push (`PUSH`) or a pull on `c`: into its chase slot while the counter allows
+    /// and the slot is free, else into the queue.
+    #[inline(always)]
+    fn chase<const PUSH: bool>(&mut self, c: u32) {
+        let slot = if PUSH {
+            &mut self.chased_push
         } else {
-            self.enqueue(c);
-        }
-    }
-
-    #[inline]
-    fn chase_pull(&mut self, c: u32) {
-        if self.chase_counter > 0 && self.chased_pull == NO_EVENT {
+            &mut self.chased_pull
+        };
+        if self.chase_counter > 0 && *slot == NO_EVENT {
             self.chase_counter -= 1;
-            self.chased_pull = c;
+            *slot = c;
         } else {
             self.enqueue(c);
         }
@@ -461,7 +458,7 @@ impl<'a> Ctx<'a> {
             // other reference to the slot exists while this write runs (`&mut self`).
             unsafe { *conn.slot.cast::<Option<T>>().as_ptr() = Some(elem) };
             conn.state = st ^ PUSH_START;
-            self.core.chase_push(c);
+            self.core.chase::<true>(c);
         } else {
             self.push_refused(c, st, TypeId::of::<T>());
         }
@@ -497,7 +494,7 @@ impl<'a> Ctx<'a> {
         let st = conn.state;
         if st & (IN_READY | IN_CLOSED | OUT_CLOSED) == IN_READY {
             conn.state = st ^ PULL_START;
-            self.core.chase_pull(c);
+            self.core.chase::<false>(c);
         } else {
             pull_refused(c, st);
         }
