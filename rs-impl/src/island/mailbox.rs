@@ -45,6 +45,10 @@ pub(crate) struct Mailbox {
     /// Test hook: a broken post that queues but neither notifies nor wakes.
     #[cfg(rs_loom)]
     pub(crate) broken_post: AtomicBool,
+    /// Test hook: the island clears a queued flag with a plain store (the bug the loom model
+    /// found), not an acquiring swap.
+    #[cfg(rs_loom)]
+    pub(crate) broken_clear: AtomicBool,
 }
 
 impl Mailbox {
@@ -60,6 +64,8 @@ impl Mailbox {
             broken_park: AtomicBool::new(false),
             #[cfg(rs_loom)]
             broken_post: AtomicBool::new(false),
+            #[cfg(rs_loom)]
+            broken_clear: AtomicBool::new(false),
         }
     }
 
@@ -91,6 +97,11 @@ impl Mailbox {
         debug_assert!(into.is_empty());
         std::mem::swap(&mut *self.queue.lock(), into);
         for &s in into.iter() {
+            #[cfg(rs_loom)]
+            if self.broken_clear.load(Ordering::Relaxed) {
+                self.queued[s as usize].store(false, Ordering::Release);
+                continue;
+            }
             // A read-modify-write, not a store: a poster whose `swap(true)` found the flag
             // still set (and so did not queue again) comes before this swap in the flag's
             // modification order, and this acquire makes its recorded event visible to the

@@ -15,6 +15,10 @@ pub(crate) enum Mailbox {
     ParksBlind,
     /// A post neither notifies nor wakes the island.
     PostsSilently,
+    /// The island clears a stage's queued flag with a plain store: a poster that found the
+    /// flag set relies on a handler that may not see its event (the lost cancel the model
+    /// `island_cancel_ends_a_parked_island` found in the first version).
+    ClearsWithStore,
 }
 
 fn one_stage_island(n: u64, probe: Probe, mailbox: Mailbox) -> Island {
@@ -25,8 +29,9 @@ fn one_stage_island(n: u64, probe: Probe, mailbox: Mailbox) -> Island {
     let island = Island::new(g.build().expect("two stages, one connection"));
     match mailbox {
         Mailbox::Sound => {}
-        Mailbox::ParksBlind => island.break_mailbox_for_loom(true, false),
-        Mailbox::PostsSilently => island.break_mailbox_for_loom(false, true),
+        Mailbox::ParksBlind => island.break_mailbox_for_loom(true, false, false),
+        Mailbox::PostsSilently => island.break_mailbox_for_loom(false, true, false),
+        Mailbox::ClearsWithStore => island.break_mailbox_for_loom(false, false, true),
     }
     island
 }
@@ -129,4 +134,10 @@ crate::loom_rejects!(
     island_model_rejects_a_post_that_does_not_wake,
     "deadlock",
     || cancel_races_completion(2, 1, Mailbox::PostsSilently)
+);
+
+crate::loom_rejects!(
+    island_model_rejects_a_queued_flag_cleared_with_a_store,
+    "deadlock",
+    || cancel_races_completion(2, 1, Mailbox::ClearsWithStore)
 );
