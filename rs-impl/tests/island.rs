@@ -1,6 +1,7 @@
 //! Behaviour tests of the island interpreter (seed 002, seed-designs.md §C.5): chasing with
 //! its abort rules, lifecycle hooks, release of stage state, the stress shapes with counts
 //! showing linear work, and the same scenarios in fuzzing mode.
+#![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types)]
 
 use std::sync::{Arc, Mutex, Weak};

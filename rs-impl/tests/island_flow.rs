@@ -1,5 +1,6 @@
 //! Behaviour tests of islands on a runtime and the `Flow` builder: Reactive Streams rules at
 //! the edges, prompt `request`/`cancel` (rule 3.4), fairness between islands, failures.
+#![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

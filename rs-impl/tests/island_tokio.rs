@@ -1,6 +1,7 @@
 //! Islands on tokio: a `Runtime` made from a tokio handle's `spawn`, and an island future
 //! spawned by hand. tokio treats a task that wakes itself inside `poll` as a yield, so the
 //! island's default yield works there.
+#![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types)]
 
 use rs_api::Publisher;
