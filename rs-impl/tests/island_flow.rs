@@ -11,7 +11,7 @@ use std::time::Duration;
 use rs_api::{
     Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef, UNBOUNDED,
 };
-use rs_impl::island::{Flow, IslandError, Runtime};
+use rs_impl::island::{Flow, IslandError, IslandProcessor, Runtime};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
 
@@ -483,4 +483,58 @@ fn a_fused_chain_is_one_stage_and_a_via_stage_splits_it() {
         panic!("build")
     };
     assert_eq!(island.interpreter().running_stages(), 5);
+}
+
+#[test]
+fn islands_feed_islands_across_threads_in_order() {
+    // Three islands chained through their Reactive Streams edges: each island's input side
+    // receives on_next from the upstream island's worker thread, concurrently with its own run.
+    let rt = runtime();
+    let first = Flow::from_iter(0u64..5_000)
+        .map(|x| x * 2)
+        .into_publisher(&rt);
+    let second = Flow::from_publisher(first)
+        .filter(|x| x % 3 != 0)
+        .into_publisher(&rt);
+    let third = Flow::from_shared_publisher(Arc::new(second), 4).scan(0u64, |a, x| a + x);
+    for strategy in [
+        RequestStrategy::OneByOne,
+        RequestStrategy::Prefetch(7),
+        RequestStrategy::Unbounded,
+    ] {
+        let (s, h) = collect(strategy);
+        third.clone().into_publisher(&rt).subscribe(Box::new(s));
+        let expected: Vec<u64> = (0u64..5_000)
+            .map(|x| x * 2)
+            .filter(|x| x % 3 != 0)
+            .scan(0u64, |a, x| {
+                *a += x;
+                Some(*a)
+            })
+            .collect();
+        assert_eq!(h.wait().unwrap(), expected, "{strategy:?}");
+    }
+}
+
+#[test]
+fn an_island_processor_between_a_source_and_a_subscriber_on_other_threads() {
+    let rt = runtime();
+    let p = IslandProcessor::new(|f: Flow<u64>| f.map(|x| x + 1).take(1_000), 8, &rt);
+    let (s, h) = collect(RequestStrategy::Prefetch(16));
+    p.subscribe(Box::new(s));
+    // The upstream runs on a thread of its own: its on_next calls race the island.
+    let upstream = Flow::from_iter(0u64..).into_publisher(&rt);
+    let p2 = p.clone();
+    thread::spawn(move || upstream.subscribe(Box::new(p2)))
+        .join()
+        .unwrap();
+    assert_eq!(h.wait().unwrap(), (1..=1_000).collect::<Vec<_>>());
+    // Unicast: a second subscriber is refused with the 1.9 rejection.
+    let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    let e = h.wait().unwrap_err();
+    assert!(
+        matches!(e.spec_violation(), Some(SpecViolation::Rejected { .. })),
+        "{e}"
+    );
 }
