@@ -1,7 +1,7 @@
 //! Behaviour tests of islands on a runtime and the `Flow` builder: Reactive Streams rules at
 //! the edges, prompt `request`/`cancel` (rule 3.4), fairness between islands, failures.
 #![cfg(not(rs_loom))]
-#![allow(clippy::disallowed_types)]
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
