@@ -538,3 +538,103 @@ fn an_island_processor_between_a_source_and_a_subscriber_on_other_threads() {
         "{e}"
     );
 }
+
+/// A publisher whose signals come from the test thread; it records a request that starts after
+/// its `on_complete` returned (rule 2.4, as the TCK's manual publisher does).
+#[derive(Default)]
+struct Driven {
+    subscriber: Mutex<Option<Box<dyn Subscriber<u64>>>>,
+    requested: AtomicU64,
+    completed: AtomicBool,
+    late_request: AtomicBool,
+}
+
+struct DrivenSub(Arc<Driven>);
+
+impl Subscription for DrivenSub {
+    fn request(&self, n: u64) {
+        if self.0.completed.load(Ordering::SeqCst) {
+            self.0.late_request.store(true, Ordering::SeqCst);
+        }
+        self.0.requested.fetch_add(n, Ordering::SeqCst);
+    }
+    fn cancel(&self) {}
+}
+
+struct DrivenPublisher(Arc<Driven>);
+
+impl Publisher<u64> for DrivenPublisher {
+    fn subscribe(&self, mut s: Box<dyn Subscriber<u64>>) {
+        s.on_subscribe(Arc::new(DrivenSub(self.0.clone())));
+        *self.0.subscriber.lock().unwrap() = Some(s);
+    }
+}
+
+/// Requests 16; when element 4 arrives, completes the driven upstream from right there.
+struct CompletesUpstream {
+    driven: Arc<Driven>,
+    received: Arc<AtomicU64>,
+    completed: Arc<AtomicBool>,
+}
+
+impl Subscriber<u64> for CompletesUpstream {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(16);
+    }
+    fn on_next(&mut self, x: u64) {
+        self.received.fetch_add(1, Ordering::SeqCst);
+        if x == 4 {
+            self.driven
+                .subscriber
+                .lock()
+                .unwrap()
+                .as_mut()
+                .unwrap()
+                .on_complete();
+            self.driven.completed.store(true, Ordering::SeqCst);
+        }
+    }
+    fn on_error(&mut self, _: Error) {}
+    fn on_complete(&mut self) {
+        self.completed.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn the_input_side_never_requests_after_the_upstream_completed() {
+    // The island is polled by hand and the upstream's completion arrives while the island is
+    // delivering (from inside the downstream's on_next of element 4): the island still holds
+    // 11 elements, reaches its replenishing point (8 taken) after `on_complete` returned, and
+    // must not request (rule 2.4).
+    let driven = Arc::new(Driven::default());
+    let flow = Flow::from_shared_publisher(Arc::new(DrivenPublisher(driven.clone())), 16);
+    let received = Arc::new(AtomicU64::new(0));
+    let completed = Arc::new(AtomicBool::new(false));
+    let downstream = CompletesUpstream {
+        driven: driven.clone(),
+        received: received.clone(),
+        completed: completed.clone(),
+    };
+    let Ok(mut island) = flow.into_island(Box::new(downstream)) else {
+        panic!("build")
+    };
+    island.start();
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    assert!(std::pin::Pin::new(&mut island).poll(&mut cx).is_pending());
+    assert_eq!(driven.requested.load(Ordering::SeqCst), 16, "the prefetch");
+    {
+        let mut s = driven.subscriber.lock().unwrap();
+        let s = s.as_mut().unwrap();
+        for i in 0..16 {
+            s.on_next(i);
+        }
+    }
+    assert!(std::pin::Pin::new(&mut island).poll(&mut cx).is_ready());
+    assert_eq!(received.load(Ordering::SeqCst), 16);
+    assert!(completed.load(Ordering::SeqCst));
+    assert!(
+        !driven.late_request.load(Ordering::SeqCst),
+        "rule 2.4: the input side requested after on_complete returned"
+    );
+}

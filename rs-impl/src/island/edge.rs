@@ -8,7 +8,11 @@
 //!   [`IslandError::InputOverrun`] and cancels it). Completion is deferred until the buffer
 //!   drained; an error is delivered at once and drops the buffered input. Every call on the
 //!   upstream subscription (`request`, `cancel`) is made from the island, so they are serial
-//!   (rule 2.7); the subscriber's signals only record and post to the island's mailbox.
+//!   (rule 2.7); the subscriber's signals only record and post to the island's mailbox — except
+//!   that `on_complete`/`on_error` wait, if the island is inside `request` on another thread at
+//!   that moment, until that call returns, so that no request starts after a terminal signal
+//!   was received (rule 2.4). A publisher that blocked its `request` until a concurrent
+//!   terminal signal returned would deadlock with this; rule 3.4 asks `request` not to.
 //! * [`SubscriberSink`] (the output side) serves one [`Subscriber`]: `request` and `cancel` on
 //!   its subscription only record demand or the cancel and post to the mailbox, returning at
 //!   once (rules 3.4, 3.5; recursion 3.3 is impossible by construction). The subscriber's
@@ -43,7 +47,8 @@ use super::stage::{Ctx, Inlet, Outlet, PortId, Ports, Stage};
 use super::IslandError;
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::{Arc, Condvar, Mutex};
+use crate::loom::thread::{self, ThreadId};
 use crate::report;
 
 /// A publisher shared with the island that subscribes to it.
@@ -66,6 +71,8 @@ struct Inbox<T> {
     /// island's first run). Called under the inbox lock, so a signal is either recorded before
     /// the island's catch-up or notified after it.
     notifier: Option<Notifier>,
+    /// The thread of the island while it is inside `request` on the upstream subscription.
+    calling: Option<ThreadId>,
 }
 
 impl<T> Inbox<T> {
@@ -79,7 +86,40 @@ impl<T> Inbox<T> {
 /// The buffer and signals an [`InputSubscriber`] shares with its island.
 pub(crate) struct InputShared<T> {
     inbox: Mutex<Inbox<T>>,
+    /// Signalled when the island's `request` returns (see [`InputShared::request`]).
+    returned: Condvar,
     capacity: usize,
+}
+
+impl<T> InputShared<T> {
+    /// The island's `request(n)` on the upstream subscription, never started once a terminal
+    /// signal was received (rule 2.4): the island marks itself calling under the inbox lock,
+    /// unless a terminal signal is recorded, and `on_complete`/`on_error` wait for a request in
+    /// flight on another thread to return before they return. (A terminal signal delivered
+    /// inside that request, on the island's own thread, does not wait.)
+    fn request(&self, subscription: &SubscriptionRef, n: u64) {
+        {
+            let mut inbox = self.inbox.lock();
+            if inbox.terminal.is_some() || inbox.closed {
+                return;
+            }
+            inbox.calling = Some(thread::current().id());
+        }
+        subscription.request(n); // may deliver synchronously, on this thread
+        self.inbox.lock().calling = None;
+        self.returned.notify_all();
+    }
+
+    /// Records a terminal signal and waits for an island `request` in flight on another thread.
+    fn terminate(&self, signal: Option<Error>) {
+        let me = thread::current().id();
+        let mut inbox = self.inbox.lock();
+        inbox.terminal.get_or_insert(signal);
+        inbox.notify();
+        while inbox.calling.is_some_and(|t| t != me) {
+            inbox = self.returned.wait(inbox);
+        }
+    }
 }
 
 impl<T> InputShared<T> {
@@ -96,7 +136,9 @@ impl<T> InputShared<T> {
                 overrun: false,
                 closed: false,
                 notifier: None,
+                calling: None,
             }),
+            returned: Condvar::new(),
             capacity: size,
         })
     }
@@ -150,15 +192,11 @@ impl<T: Send> Subscriber<T> for InputSubscriber<T> {
     }
 
     fn on_error(&mut self, error: Error) {
-        let mut inbox = self.shared.inbox.lock();
-        inbox.terminal.get_or_insert(Some(error));
-        inbox.notify();
+        self.shared.terminate(Some(error));
     }
 
     fn on_complete(&mut self) {
-        let mut inbox = self.shared.inbox.lock();
-        inbox.terminal.get_or_insert(None);
-        inbox.notify();
+        self.shared.terminate(None);
     }
 }
 
@@ -250,7 +288,7 @@ impl<T: Send + 'static> PublisherSource<T> {
                 s.cancel(); // cancelled before the subscription arrived
             } else if terminal.is_none() {
                 self.subscription = Some(s.clone());
-                s.request(self.size as u64); // may deliver synchronously into the inbox
+                shared.request(&s, self.size as u64); // may deliver synchronously
             }
             // With a terminal signal already here, the subscription is over (2.4): no call.
         }
@@ -306,8 +344,12 @@ impl<T: Send + 'static> PublisherSource<T> {
             self.taken += 1;
             if self.taken == self.batch {
                 self.taken = 0;
-                if let (false, Some(s)) = (self.upstream_done, self.subscription.clone()) {
-                    s.request(self.batch as u64);
+                if let (false, Some(s), Some(shared)) = (
+                    self.upstream_done,
+                    self.subscription.clone(),
+                    self.shared.clone(),
+                ) {
+                    shared.request(&s, self.batch as u64);
                 }
             }
             if self.completed && self.local.is_empty() {
