@@ -83,6 +83,27 @@ impl<T> Inbox<T> {
     }
 }
 
+/// Loom builds only: whether the input side's rule-2.4 protocol is broken on purpose (the
+/// loom model's twin: requests without looking for a terminal signal, terminal signals that
+/// do not wait). Process-wide, set only in the child process that runs the broken twin.
+#[cfg(rs_loom)]
+fn broken_terminal_wait() -> bool {
+    BROKEN_TERMINAL_WAIT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(rs_loom)]
+#[allow(clippy::disallowed_types)]
+static BROKEN_TERMINAL_WAIT: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Loom builds only: breaks the input side's rule-2.4 protocol for this process (see the loom
+/// model `island_input_request_races_upstream_completion`).
+#[cfg(rs_loom)]
+#[doc(hidden)]
+pub fn break_terminal_wait_for_loom() {
+    BROKEN_TERMINAL_WAIT.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The buffer and signals an [`InputSubscriber`] shares with its island.
 pub(crate) struct InputShared<T> {
     inbox: Mutex<Inbox<T>>,
@@ -100,7 +121,11 @@ impl<T> InputShared<T> {
     fn request(&self, subscription: &SubscriptionRef, n: u64) {
         {
             let mut inbox = self.inbox.lock();
-            if inbox.terminal.is_some() || inbox.closed {
+            #[cfg(rs_loom)]
+            let skip_check = broken_terminal_wait();
+            #[cfg(not(rs_loom))]
+            let skip_check = false;
+            if !skip_check && (inbox.terminal.is_some() || inbox.closed) {
                 return;
             }
             inbox.calling = Some(thread::current().id());
@@ -116,6 +141,10 @@ impl<T> InputShared<T> {
         let mut inbox = self.inbox.lock();
         inbox.terminal.get_or_insert(signal);
         inbox.notify();
+        #[cfg(rs_loom)]
+        if broken_terminal_wait() {
+            return;
+        }
         while inbox.calling.is_some_and(|t| t != me) {
             inbox = self.returned.wait(inbox);
         }

@@ -1,8 +1,13 @@
 //! Islands: the mailbox and the park, on a one-stage island (an iterator source feeding the
 //! sink that serves the probe), polled by `loom::future::block_on` on the main thread.
 
+use std::sync::Arc as StdArc;
+
+use rs_api::{Publisher, Subscriber, Subscription};
 use rs_impl::island::stages::IterSource;
-use rs_impl::island::{GraphBuilder, Island, SubscriberSink};
+use rs_impl::island::{Flow, GraphBuilder, Island, SubscriberSink};
+use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use rs_impl::loom::sync::Mutex;
 use rs_impl::loom::thread;
 
 use crate::probe::{Behaviour, Probe, Record};
@@ -140,4 +145,94 @@ crate::loom_rejects!(
     island_model_rejects_a_queued_flag_cleared_with_a_store,
     "deadlock",
     || cancel_races_completion(2, 1, Mailbox::ClearsWithStore)
+);
+
+/// An upstream whose signals come from a thread of the model; it records a `request` that
+/// starts after its `on_complete` returned (rule 2.4, as the TCK's manual publisher does).
+struct Driven {
+    subscriber: Mutex<Option<Box<dyn Subscriber<u64>>>>,
+    completed: AtomicBool,
+    late_request: AtomicBool,
+    requested: AtomicU64,
+}
+
+struct DrivenSub(StdArc<Driven>);
+
+impl Subscription for DrivenSub {
+    fn request(&self, n: u64) {
+        if self.0.completed.load(Ordering::Acquire) {
+            self.0.late_request.store(true, Ordering::Release);
+        }
+        self.0.requested.fetch_add(n, Ordering::AcqRel);
+    }
+    fn cancel(&self) {}
+}
+
+struct DrivenPublisher(StdArc<Driven>);
+
+impl Publisher<u64> for DrivenPublisher {
+    fn subscribe(&self, mut s: Box<dyn Subscriber<u64>>) {
+        s.on_subscribe(StdArc::new(DrivenSub(self.0.clone())));
+        *self.0.subscriber.lock() = Some(s);
+    }
+}
+
+/// Rule 2.4 on the island's input side. The island (main thread) takes elements from an input
+/// buffer of 2 and requests 1 after each one taken; thread A delivers the 2 requested
+/// elements and `on_complete`, then marks the upstream completed — racing the island's
+/// replenishing requests. In every interleaving: no request starts after `on_complete`
+/// returned, every element and the completion reach the probe, and the island finishes.
+pub(crate) fn input_request_races_upstream_completion() {
+    let driven = StdArc::new(Driven {
+        subscriber: Mutex::new(None),
+        completed: AtomicBool::new(false),
+        late_request: AtomicBool::new(false),
+        requested: AtomicU64::new(0),
+    });
+    let record = Record::new();
+    let (probe, _token) = Probe::new(
+        &record,
+        Behaviour {
+            initial: 3,
+            reentrant: None,
+        },
+    );
+    let flow = Flow::from_shared_publisher(StdArc::new(DrivenPublisher(driven.clone())), 2);
+    let Ok(mut island) = flow.into_island(Box::new(probe)) else {
+        panic!("build")
+    };
+    island.start(); // subscribes upstream: the input subscriber is in `driven` now
+    let a = {
+        let driven = driven.clone();
+        thread::spawn(move || {
+            let mut s = driven.subscriber.lock().take().expect("subscribed");
+            s.on_next(0);
+            s.on_next(1);
+            s.on_complete();
+            driven.completed.store(true, Ordering::Release);
+        })
+    };
+    loom::future::block_on(island);
+    a.join().unwrap();
+    let summary = record.finish();
+    assert_eq!(summary.received, 2, "rule 1.1: elements lost");
+    assert_eq!(summary.completes, 1, "rule 1.5: no completion");
+    assert!(
+        !driven.late_request.load(Ordering::Acquire),
+        "rule 2.4: the input side requested after on_complete returned"
+    );
+}
+
+#[test]
+fn island_input_request_races_upstream_completion() {
+    loom::model(input_request_races_upstream_completion);
+}
+
+crate::loom_rejects!(
+    island_model_rejects_an_input_side_that_requests_after_completion,
+    "rule 2.4",
+    || {
+        rs_impl::island::edge::break_terminal_wait_for_loom();
+        input_request_races_upstream_completion()
+    }
 );
