@@ -11,7 +11,7 @@
 //! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
-//! | [`report`] | where subscriber panics are reported (rule 2.13) |
+//! | [`panics`] | subscriber panics (rule 2.13): where they are reported; the text of a panic |
 //!
 //! # Examples
 //!
@@ -27,8 +27,8 @@
 pub mod demand;
 pub mod island;
 pub mod loom;
+pub mod panics;
 pub mod processor;
-pub mod report;
 pub mod serial;
 pub mod source;
 pub mod subscriber;

@@ -18,7 +18,7 @@
 //!   once (rules 3.4, 3.5; recursion 3.3 is impossible by construction). The subscriber's
 //!   signals run on the island's thread, serially (1.3); `request(0)` is answered with
 //!   `on_error` naming rule 3.9; a panicking subscriber is cancelled (2.13) and its panic
-//!   reported through [`crate::report`].
+//!   reported through [`crate::panics`].
 //!
 //! # The seam for the batching boundary (issue #13)
 //!
@@ -49,7 +49,7 @@ use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Condvar, Mutex};
 use crate::loom::thread::{self, ThreadId};
-use crate::report;
+use crate::panics as report;
 
 /// A publisher shared with the island that subscribes to it.
 pub type SharedPublisher<T> = StdArc<dyn Publisher<T> + Send + Sync>;

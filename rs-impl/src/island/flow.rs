@@ -20,7 +20,7 @@ use super::runtime::Runtime;
 use super::stage::{Inlet, Outlet, PortId, Stage};
 use super::stages;
 use super::IslandError;
-use crate::report;
+use crate::panics as report;
 
 /// The input buffer of [`Flow::from_publisher`] (elements prefetched from the upstream).
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
@@ -69,7 +69,7 @@ enum Step {
 ///   is dropped); a stage that panics fails the stream with
 ///   [`IslandError::StagePanicked`].
 /// * **A panicking subscriber** is cancelled (2.13), which cancels the upstream too; the panic
-///   is reported through [`crate::report`]. Other subscriptions run on other islands and are
+///   is reported through [`crate::panics`]. Other subscriptions run on other islands and are
 ///   unaffected.
 /// * **Late subscribers** get their own run of the whole stream.
 ///

@@ -70,7 +70,7 @@ use super::mailbox::{Mailbox, Notifier};
 use super::stage::{Inlet, Outlet, PortId, Ports, Stage};
 use super::IslandError;
 use crate::loom::sync::Arc;
-use crate::report;
+use crate::panics as report;
 
 const IN_READY: u32 = 1;
 const PULLING: u32 = 2;

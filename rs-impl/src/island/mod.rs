@@ -27,7 +27,7 @@
 //! * **On termination:** completion after every element; an upstream error at once (overtaking
 //!   buffered input); a stage's panic fails the stream with [`IslandError::StagePanicked`].
 //! * **A late subscriber** gets its own island: its own run of the whole stream (cold).
-//! * **A panicking subscriber** is cancelled and its panic reported ([`crate::report`]); it
+//! * **A panicking subscriber** is cancelled and its panic reported ([`crate::panics`]); it
 //!   shares nothing with other subscriptions, which run on their own islands.
 //! * **Fairness:** an island yields after [`DEFAULT_BUDGET`] events (configurable), so one
 //!   endless stream cannot starve the other islands of its worker.

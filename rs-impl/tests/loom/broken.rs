@@ -12,6 +12,7 @@ use rs_impl::serial::DrainLoop;
 
 use crate::demand::Counter;
 use crate::drain::Drain;
+use crate::handoff::{Handoff, Produce};
 
 // ----- demand --------------------------------------------------------------------------------
 
@@ -274,5 +275,23 @@ pub(crate) struct BrokenDirectCancel(pub(crate) rs_api::SubscriptionRef);
 impl crate::calls::Canceller for BrokenDirectCancel {
     fn cancel(&self) {
         self.0.cancel();
+    }
+}
+
+// ----- hand-off --------------------------------------------------------------------------------
+
+/// BUG: when busy, records the work before queueing the value, so the drainer can finish in
+/// between and the value waits in the queue with nobody draining (a lost wake-up).
+pub(crate) struct BrokenRecordFirst;
+
+impl Produce for BrokenRecordFirst {
+    fn produce(h: &Handoff, value: u32) {
+        let accepted = h
+            .drain
+            .try_drain_with(value, |st, v| st.push(v), |st| h.pass(st));
+        if let Err(value) = accepted {
+            h.poke();
+            h.queue.lock().push_back(value);
+        }
     }
 }

@@ -1,15 +1,15 @@
-//! Where panics of subscribers go (rule 2.13).
+//! Subscriber panics (rule 2.13): where they are reported, and the text of a panic.
 //!
 //! A publisher in `rs-impl` catches a subscriber's panic at the callback, treats the
 //! subscription as cancelled, drops the subscriber and keeps serving everyone else. The panic
 //! itself has already been printed by the process's panic hook when it happened; in addition,
 //! the publisher hands a [`SpecViolation::SubscriberPanicked`] to the reporter installed with
-//! [`set_panic_reporter`] (none by default), for example to count or log such subscribers.
+//! [`set_reporter`] (none by default), for example to count or log such subscribers.
 //!
 //! # Examples
 //!
 //! ```
-//! rs_impl::report::set_panic_reporter(|v| eprintln!("dropped a subscriber: {v}")).ok();
+//! rs_impl::panics::set_reporter(|v| eprintln!("dropped a subscriber: {v}")).ok();
 //! ```
 
 use std::any::Any;
@@ -32,18 +32,18 @@ static REPORTER: OnceLock<Reporter> = OnceLock::new();
 /// # Examples
 ///
 /// ```
-/// let first = rs_impl::report::set_panic_reporter(|_| {});
-/// let second = rs_impl::report::set_panic_reporter(|_| {});
+/// let first = rs_impl::panics::set_reporter(|_| {});
+/// let second = rs_impl::panics::set_reporter(|_| {});
 /// assert!(first.is_ok() || second.is_err());
 /// ```
-pub fn set_panic_reporter<F>(reporter: F) -> Result<(), Reporter>
+pub fn set_reporter<F>(reporter: F) -> Result<(), Reporter>
 where
     F: Fn(&SpecViolation) + Send + Sync + 'static,
 {
     REPORTER.set(Box::new(reporter))
 }
 
-/// Reports that a subscriber panicked in `signal`.
+/// Reports that a subscriber panicked in `signal` to the installed reporter, if any.
 pub(crate) fn subscriber_panicked(signal: &'static str, payload: Box<dyn Any + Send>) {
     if let Some(reporter) = REPORTER.get() {
         let violation = SpecViolation::SubscriberPanicked {
@@ -63,8 +63,16 @@ pub(crate) fn drop_guarded<V>(value: V) {
     }
 }
 
-/// The text of a panic payload, when it is a string.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+/// The text of a panic payload: the message of a `panic!` with a string or a format, or
+/// `"(non-string panic payload)"`.
+///
+/// # Examples
+///
+/// ```
+/// let payload = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
+/// assert_eq!(rs_impl::panics::panic_message(&*payload), "boom 1");
+/// ```
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&'static str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {
