@@ -180,6 +180,19 @@ fn order(log: &[String], a: &str, b: &str) -> bool {
     matches!((pa, pb), (Some(x), Some(y)) if x < y)
 }
 
+/// Runs `probes(n, acts)` to completion in `mode`: the log, what the sink saw, the stages'
+/// state tokens.
+fn run_probes(
+    n: u64,
+    acts: [Act; 3],
+    mode: Option<u64>,
+) -> (Vec<String>, Collected<u64>, Vec<Weak<()>>) {
+    let log = Log::default();
+    let (interpreter, seen, tokens) = probes(n, acts, &log);
+    run(interpreter, mode);
+    (log_of(&log), seen, tokens)
+}
+
 // ---------------------------------------------------------------------------------------
 // Chasing (ChasingEventsSpec)
 // ---------------------------------------------------------------------------------------
@@ -187,10 +200,7 @@ fn order(log: &[String], a: &str, b: &str) -> bool {
 #[test]
 fn cancel_right_after_a_chased_pull_still_propagates() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, _) = probes(10, [Act::Pass, Act::PullThenCancel, Act::Pass], &log);
-        run(interpreter, mode);
-        let log = log_of(&log);
+        let (log, seen, _) = run_probes(10, [Act::Pass, Act::PullThenCancel, Act::Pass], mode);
         // The cancel reached a (upstream of b) even though b's pull had been chased…
         assert!(
             log.contains(&"a:downstream_finish".to_owned()),
@@ -209,11 +219,7 @@ fn cancel_right_after_a_chased_pull_still_propagates() {
 #[test]
 fn complete_right_after_a_chased_push_delivers_the_element_then_completes() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, _) =
-            probes(10, [Act::Pass, Act::PushThenComplete, Act::Pass], &log);
-        run(interpreter, mode);
-        let log = log_of(&log);
+        let (log, seen, _) = run_probes(10, [Act::Pass, Act::PushThenComplete, Act::Pass], mode);
         assert!(
             order(&log, "c:push 0", "c:upstream_finish"),
             "{mode:?}: {log:?}"
@@ -225,10 +231,7 @@ fn complete_right_after_a_chased_push_delivers_the_element_then_completes() {
 #[test]
 fn fail_right_after_a_chased_push_delivers_the_element_then_fails() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, _) = probes(10, [Act::Pass, Act::PushThenFail, Act::Pass], &log);
-        run(interpreter, mode);
-        let log = log_of(&log);
+        let (log, seen, _) = run_probes(10, [Act::Pass, Act::PushThenFail, Act::Pass], mode);
         assert!(
             order(&log, "c:push 0", "c:upstream_failure failed after push"),
             "{mode:?}: {log:?}"
@@ -269,10 +272,7 @@ fn chasing_skips_the_queue_and_fuzzing_does_not_chase() {
 #[test]
 fn hooks_run_in_order_on_completion() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, tokens) = probes(3, [Act::Pass; 3], &log);
-        run(interpreter, mode);
-        let log = log_of(&log);
+        let (log, seen, tokens) = run_probes(3, [Act::Pass; 3], mode);
         // Every pre_start before any event; one post_stop per stage, after its last event.
         let first_event = log.iter().position(|l| !l.ends_with("pre_start")).unwrap();
         assert_eq!(
@@ -305,10 +305,7 @@ fn hooks_run_in_order_on_completion() {
 #[test]
 fn hooks_run_in_order_on_error_and_a_panicking_handler_fails_its_stage() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, tokens) = probes(3, [Act::Pass, Act::PanicInPush, Act::Pass], &log);
-        run(interpreter, mode);
-        let log = log_of(&log);
+        let (log, seen, tokens) = run_probes(3, [Act::Pass, Act::PanicInPush, Act::Pass], mode);
         assert!(order(&log, "b:push 0", "b:post_stop"), "{log:?}");
         assert!(order(&log, "a:downstream_finish", "a:post_stop"), "{log:?}");
         assert!(
@@ -362,10 +359,7 @@ fn hooks_run_in_order_on_cancel() {
 #[test]
 fn a_panicking_pre_start_fails_the_stage_and_post_stop_still_runs_once() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, _) = probes(3, [Act::Pass, Act::PanicInPreStart, Act::Pass], &log);
-        run(interpreter, mode);
-        let log = log_of(&log);
+        let (log, seen, _) = run_probes(3, [Act::Pass, Act::PanicInPreStart, Act::Pass], mode);
         assert_eq!(
             log.iter().filter(|l| *l == "b:post_stop").count(),
             1,
@@ -379,12 +373,9 @@ fn a_panicking_pre_start_fails_the_stage_and_post_stop_still_runs_once() {
 #[test]
 fn a_panicking_post_stop_is_contained_and_the_others_finish() {
     for mode in MODES {
-        let log = Log::default();
-        let (interpreter, seen, tokens) =
-            probes(3, [Act::Pass, Act::PanicInPostStop, Act::Pass], &log);
-        run(interpreter, mode);
+        let (log, seen, tokens) = run_probes(3, [Act::Pass, Act::PanicInPostStop, Act::Pass], mode);
         assert_eq!(seen.take().unwrap().unwrap(), vec![0, 1, 2]);
-        assert!(log_of(&log).contains(&"c:post_stop".to_owned()));
+        assert!(log.contains(&"c:post_stop".to_owned()));
         assert!(tokens.iter().all(|t| t.upgrade().is_none()));
     }
 }
