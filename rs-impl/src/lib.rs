@@ -8,6 +8,7 @@
 //! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
+//! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
@@ -26,6 +27,7 @@
 
 pub mod demand;
 pub mod fanout;
+pub mod island;
 pub mod loom;
 pub mod panics;
 pub mod processor;

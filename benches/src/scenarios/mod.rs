@@ -3,6 +3,7 @@
 //! | module | scenario id | what it measures |
 //! |---|---|---|
 //! | [`source`] | `source` | a cold source drained into a subscriber on one thread, per element |
+//! | [`interpreter`] | `interpreter` | seed 002's InterpreterBenchmark: k identity stages in one island, against separate publisher/subscriber pairs and a futures::stream chain |
 //! | [`pipeline`] | `pipeline` | a producer thread handing `u64`s to a consumer thread |
 //! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
@@ -14,6 +15,7 @@
 use crate::scenario::Scenario;
 
 pub mod fanout;
+pub mod interpreter;
 pub mod pipeline;
 pub mod processor;
 pub mod source;
@@ -34,5 +36,6 @@ pub fn all() -> Vec<Scenario> {
         processor::scenario(),
         fanout::scenario(),
         fanout::slow_scenario(),
+        interpreter::scenario(),
     ]
 }

@@ -10,11 +10,14 @@
 //! | [`subscribers`] | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)`, `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
 //! | [`fanout`] | `fanout::channel`, `fanout::FanoutProcessor` | publisher (with the five multicast 1.11 tests), identity processor |
+//! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
 
 mod fanout;
+#[cfg(not(rs_loom))]
+mod islands;
 mod processors;
 mod sources;
 mod subscribers;
@@ -23,13 +26,15 @@ use rs_tck::suite::Suite;
 
 /// Every registered suite, in table order.
 pub(crate) fn all() -> Vec<Suite> {
-    [
+    let mut suites = vec![
         sources::suites(),
         subscribers::suites(),
         processors::suites(),
         fanout::suites(),
-    ]
-    .concat()
+    ];
+    #[cfg(not(rs_loom))]
+    suites.push(islands::suites());
+    suites.concat()
 }
 
 /// Every registered loom suite, in table order.
