@@ -171,8 +171,9 @@ pub(super) struct Probe<T> {
     terminated: bool,
     received: u64,
     /// A std `Arc` whose `Weak` the scenario keeps (loom has no `Weak`): the deterministic
-    /// check of 3.13 at the end of each interleaving.
-    _token: StdArc<()>,
+    /// check of 3.13 at the end of each interleaving. Released in `drop` *before* the drop is
+    /// recorded, so that a scenario that sees the drop recorded never finds the token alive.
+    token: Option<StdArc<()>>,
     _marker: PhantomData<fn(T)>,
 }
 
@@ -200,7 +201,7 @@ impl<T> Probe<T> {
             subscribed: false,
             terminated: false,
             received: 0,
-            _token: token,
+            token: Some(token),
             _marker: PhantomData,
         };
         (probe, weak)
@@ -294,6 +295,7 @@ impl<T: Send> Subscriber<T> for Probe<T> {
 
 impl<T> Drop for Probe<T> {
     fn drop(&mut self) {
+        drop(self.token.take());
         self.record.update(|p| p.dropped = true);
     }
 }

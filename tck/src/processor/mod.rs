@@ -80,7 +80,7 @@ use rs_api::{BoxPublisher, Error, Processor, Publisher, Subscriber, Subscription
 
 use crate::env::Timeouts;
 use crate::instruments::ManualSubscriber;
-use crate::publisher::{self, PublisherVerification};
+use crate::publisher::{self, PublisherVerification, SupportedSubscribers};
 use crate::subscriber::whitebox::{self, SubscriberWhiteboxVerification};
 use crate::subscriber::{
     ManualPublisher, SubscriberBlackboxVerification, SubscriberPuppet, WhiteboxSubscriberProbe,
@@ -135,13 +135,18 @@ pub trait IdentityProcessorVerification: Send + Sync + 'static {
         false
     }
 
-    /// How many downstream subscribers the processor supports at once; below 2 skips the
-    /// tests that need two.
+    /// How many downstream subscribers the processor supports at once (default: any number, as
+    /// the JVM's). Below 2 skips the tests that need two and the publisher tests of rule 1.11;
+    /// 2 or more makes those 1.11 tests required (as
+    /// [`PublisherVerification::max_supported_subscribers`] does for a publisher), and a 1.11 test
+    /// that needs more subscribers than declared is skipped.
     fn max_supported_subscribers(&self) -> u64 {
         u64::MAX
     }
 
-    /// Whether the processor emits an element only when every subscriber has demand for it.
+    /// Whether the processor emits an element only when every subscriber has demand for it
+    /// (the JVM's `doesCoordinatedEmission`); the 1.11 tests then let every subscriber request
+    /// before they wait for an element.
     fn does_coordinated_emission(&self) -> bool {
         false
     }
@@ -170,13 +175,16 @@ pub fn verify<V: IdentityProcessorVerification>(
     let implementation = implementation.into();
     let v = Arc::new(verification);
     let timeouts = v.timeouts();
-    let p = Suite::new(
+    let mut p = Suite::new(
         implementation.clone(),
         VERIFICATION,
         timeouts,
         AsPublisher::new(v.clone()),
         publisher::specs::<AsPublisher<V>>(),
     );
+    if v.max_supported_subscribers() >= 2 {
+        publisher::required_multicast(&mut p);
+    }
     let w = Suite::new(
         implementation.clone(),
         VERIFICATION,
@@ -261,6 +269,14 @@ impl<V: IdentityProcessorVerification> PublisherVerification for AsPublisher<V> 
 
     fn skip_stochastic_tests(&self) -> bool {
         self.v.skip_stochastic_tests()
+    }
+
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::AtMost(self.v.max_supported_subscribers())
+    }
+
+    fn does_coordinated_emission(&self) -> bool {
+        self.v.does_coordinated_emission()
     }
 }
 

@@ -155,9 +155,10 @@ use std::fmt;
 use rs_api::{BoxPublisher, Publisher};
 
 use crate::env::Timeouts;
-use crate::suite::{specs, Suite, TestSpec};
+use crate::suite::{specs, Kind, Suite, TestSpec};
 
 pub(crate) use checks::require_elements;
+pub use checks::CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND;
 
 /// The default of [`PublisherVerification::max_elements_from_publisher`]: `i64::MAX - 1`
 /// (the JVM's `Long.MAX_VALUE - 1`).
@@ -216,9 +217,86 @@ pub trait PublisherVerification: Send + Sync + 'static {
         false
     }
 
+    /// How many subscribers at once the publisher declares to serve (rule 1.11; the JVM's
+    /// `maxSupportedSubscribers`, here a declaration with a default that declares nothing).
+    ///
+    /// * [`SupportedSubscribers::Undeclared`] (the default): the 1.11 tests run as optional ones,
+    ///   as in the JVM TCK; a failure is reported as an unmet optional requirement (skipped).
+    /// * [`SupportedSubscribers::AtMost`]`(n)` with `n ≥ 2` (a multicast publisher, or a cold one
+    ///   that runs each subscription on its own; [`SupportedSubscribers::MANY`] for no limit):
+    ///   the 1.11 tests are **required** — a failure fails — and a test that needs more than
+    ///   `n` subscribers at once is skipped. This is also what runs the check that earlier
+    ///   subscribers keep receiving after later ones join.
+    /// * `AtMost(1)` (unicast): the 1.11 tests are skipped as not applicable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// use rs_tck::publisher::{PublisherVerification, SupportedSubscribers};
+    ///
+    /// struct Range;
+    /// impl PublisherVerification for Range {
+    ///     type Item = u64;
+    ///     fn create_publisher(&self, n: u64) -> impl Publisher<u64> + Send + 'static {
+    ///         rs_impl::source::range(0..n) // cold: every subscriber gets its own run
+    ///     }
+    ///     fn max_supported_subscribers(&self) -> SupportedSubscribers {
+    ///         SupportedSubscribers::MANY
+    ///     }
+    /// }
+    /// let suite = rs_tck::publisher::verify("range", Range);
+    /// let t = suite.test("optional_spec111_may_support_multi_subscribe").unwrap();
+    /// assert_eq!(t.kind, rs_tck::suite::Kind::Required);
+    /// assert_eq!(t.run().outcome, rs_tck::outcome::Outcome::Passed);
+    /// ```
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::Undeclared
+    }
+
+    /// Whether the publisher emits an element only when every subscriber has demand for it
+    /// (the JVM's `doesCoordinatedEmission`, which its processor verification has). With
+    /// multiple subscribers declared, the 1.11 tests then let every subscriber request before
+    /// they wait for an element (with independent demand, each waits after its own request).
+    fn does_coordinated_emission(&self) -> bool {
+        false
+    }
+
     /// The timeouts of every test (default: [`Timeouts::from_env`]).
     fn timeouts(&self) -> Timeouts {
         Timeouts::from_env()
+    }
+}
+
+/// What a publisher declares about the subscribers it serves at once (rule 1.11), through
+/// [`PublisherVerification::max_supported_subscribers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SupportedSubscribers {
+    /// Nothing declared: the 1.11 tests are optional (an unmet one is skipped), as in the JVM
+    /// TCK.
+    Undeclared,
+    /// At most this many subscribers at once: with 2 or more, the 1.11 tests are required; with
+    /// 1 (unicast), they are skipped as not applicable.
+    AtMost(u64),
+}
+
+impl SupportedSubscribers {
+    /// Any number of subscribers at once: `AtMost(u64::MAX)`.
+    pub const MANY: SupportedSubscribers = SupportedSubscribers::AtMost(u64::MAX);
+
+    /// Whether at least two subscribers at once are declared (the 1.11 tests are then
+    /// required).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::publisher::SupportedSubscribers;
+    /// assert!(SupportedSubscribers::MANY.is_multiple());
+    /// assert!(!SupportedSubscribers::AtMost(1).is_multiple());
+    /// assert!(!SupportedSubscribers::Undeclared.is_multiple());
+    /// ```
+    pub fn is_multiple(self) -> bool {
+        matches!(self, SupportedSubscribers::AtMost(n) if n >= 2)
     }
 }
 
@@ -228,7 +306,22 @@ pub trait PublisherVerification: Send + Sync + 'static {
 ///
 /// See the [module docs](self).
 pub fn verify<V: PublisherVerification>(implementation: impl Into<String>, v: V) -> Suite {
-    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
+    let multiple = v.max_supported_subscribers().is_multiple();
+    let mut suite = Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>());
+    if multiple {
+        required_multicast(&mut suite);
+    }
+    suite
+}
+
+/// Marks the 1.11 tests of `suite` as required (the verification declares multiple
+/// subscribers: their bodies then fail instead of reporting an unmet optional requirement).
+pub(crate) fn required_multicast(suite: &mut Suite) {
+    for t in &mut suite.tests {
+        if t.rule == "1.11" {
+            t.kind = Kind::Required;
+        }
+    }
 }
 
 /// How a bridge from the JVM maps a JVM demand (`long`) to a Rust one: positive values pass,
@@ -297,6 +390,8 @@ pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
             "do all subscribers see the same elements in the same order (one shared sequence, one position per subscriber)?";
         optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected", "1.11",
             "do all subscribers see the same elements in the same order, each followed by on_complete?";
+        optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, "", "1.11",
+            "does a subscriber joining leave the others' subscriptions alone (one subscription state per subscriber, added to a list, never replacing a single slot)?";
         required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, "required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe", "3.2",
             "does a request from inside on_next or on_subscribe only record demand? no lock, RefCell borrow or other exclusive state may be held across a call to the subscriber";
         required_spec303_must_not_allow_unbounded_recursion, "required_spec303_mustNotAllowUnboundedRecursion", "3.3",
@@ -317,6 +412,8 @@ pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
             "send rs_api::SpecViolation::NonPositiveRequest, whose message names rule 3.9";
         required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, "required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling", "3.12",
             "after cancel, does the drain loop check the cancelled flag before each on_next instead of flushing what was requested?";
+        required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling, "", "3.12",
+            "is the cancelled flag checked before each on_next also on the unbounded-demand path (a fast loop for request(UNBOUNDED) must not skip it)?";
         required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, "required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber", "3.13",
             "does cancel make the publisher drop the subscriber (take it out of the state in the drain loop), also when no further signal is due?";
         required_spec317_must_support_a_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportAPendingElementCountUpToLongMaxValue", "3.17",
