@@ -25,9 +25,10 @@
 //!   drops the subscriber (3.13) and ends; later `request` and `cancel` calls do nothing
 //!   (3.6, 3.7). After the terminal signal it does the same (1.6).
 //! * **Memory:** one thread, one element read ahead, and the subscription's counters.
+//! * **Errors.** The source yields `Result`s, as reads do: the first `Err` ends the stream with
+//!   `on_error` (1.4). A source that panics (opening or reading) ends it with `on_error` too.
 //! * **A panicking subscriber** (2.13) is treated as cancelled: the thread drops it and ends; the
-//!   panic is reported through [`rs_impl::panics`] and never reaches anyone else. A panicking
-//!   source ends the stream with `on_error`.
+//!   panic is reported through [`rs_impl::panics`] and never reaches anyone else.
 //! * **Many subscribers** may subscribe (1.11): each gets its own thread and its own run of the
 //!   source from the start (a cold publisher).
 //! * **Loom.** Every atomic, lock, condition variable and thread comes from [`rs_impl::loom`], so
@@ -51,10 +52,10 @@ use rs_impl::loom::sync::{Condvar, Mutex};
 use rs_impl::loom::thread;
 use rs_impl::panics::{drop_guarded, guard, panic_message};
 
-/// A cold publisher of the items of `make()`'s iterator, emitted from a thread per
-/// subscription (see the [module docs](self)). `make` stands for opening the blocking source;
-/// it runs on the subscription's thread, once per subscriber.
-pub struct ThreadPublisher<F> {
+/// A cold publisher of the items of `make()`'s iterator of `Result`s, emitted from a thread per
+/// subscription (see the [module docs](self)). `make` stands for opening the blocking source,
+/// and its iterator for reading it; both run on the subscription's thread, once per subscriber.
+pub(crate) struct ThreadPublisher<F> {
     make: Arc<F>,
 }
 
@@ -72,28 +73,28 @@ impl<F> Clone for ThreadPublisher<F> {
     }
 }
 
-impl<F, I> ThreadPublisher<F>
+impl<F, I, T> ThreadPublisher<F>
 where
     F: Fn() -> I + Send + Sync + 'static,
-    I: IntoIterator,
-    I::Item: Send + 'static,
+    I: IntoIterator<Item = Result<T, Error>>,
+    T: Send + 'static,
 {
     /// A publisher whose every subscriber gets the items of a fresh `make()` on a thread of
     /// its own.
-    pub fn new(make: F) -> Self {
+    pub(crate) fn new(make: F) -> Self {
         ThreadPublisher {
             make: Arc::new(make),
         }
     }
 }
 
-impl<F, I> Publisher<I::Item> for ThreadPublisher<F>
+impl<F, I, T> Publisher<T> for ThreadPublisher<F>
 where
     F: Fn() -> I + Send + Sync + 'static,
-    I: IntoIterator,
-    I::Item: Send + 'static,
+    I: IntoIterator<Item = Result<T, Error>>,
+    T: Send + 'static,
 {
-    fn subscribe(&self, subscriber: BoxSubscriber<I::Item>) {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
         let make = self.make.clone();
         let control = Arc::new(Control {
             demand: Demand::new(),
@@ -153,10 +154,10 @@ impl Subscription for Control {
 
 /// The subscription's thread: the only caller of `subscriber`, from `on_subscribe` to the
 /// terminal signal or cancel; then it drops the subscriber and ends.
-fn emit<F, I>(control: &Arc<Control>, mut subscriber: BoxSubscriber<I::Item>, make: &F)
+fn emit<F, I, T>(control: &Arc<Control>, mut subscriber: BoxSubscriber<T>, make: &F)
 where
     F: Fn() -> I,
-    I: IntoIterator,
+    I: IntoIterator<Item = Result<T, Error>>,
 {
     let handle: SubscriptionRef = control.clone();
     // 1.9: on_subscribe first. 2.13: a panicking subscriber is a cancelled subscriber.
@@ -210,14 +211,16 @@ where
     drop_guarded(subscriber); // 1.6, 3.13
 }
 
-/// The next item of the source; a panicking source becomes an error for the subscriber.
-fn read<S: Iterator>(source: &mut S) -> Result<Option<S::Item>, Error> {
-    catch_unwind(AssertUnwindSafe(|| source.next())).map_err(|p| {
-        Error::msg(format!(
+/// The next item of the source (`Ok(None)` at its end); a read error, or a panic, becomes an
+/// error for the subscriber.
+fn read<T, S: Iterator<Item = Result<T, Error>>>(source: &mut S) -> Result<Option<T>, Error> {
+    match catch_unwind(AssertUnwindSafe(|| source.next())) {
+        Ok(item) => item.transpose(),
+        Err(p) => Err(Error::msg(format!(
             "the source failed while reading: {}",
             panic_message(&*p)
-        ))
-    })
+        ))),
+    }
 }
 
 /// Subscribes a collecting subscriber that requests 4 at a time, and prints what it got.
@@ -225,7 +228,7 @@ fn read<S: Iterator>(source: &mut S) -> Result<Option<S::Item>, Error> {
 fn main() {
     use rs_impl::subscriber::{collect, RequestStrategy};
 
-    let publisher = ThreadPublisher::new(|| (1..=10u64).map(|i| i * i));
+    let publisher = ThreadPublisher::new(|| (1..=10u64).map(|i| Ok(i * i)));
     let (subscriber, result) = collect(RequestStrategy::Prefetch(4));
     publisher.subscribe(Box::new(subscriber)); // returns at once; the thread emits
     let squares = result.wait().expect("the stream completes");

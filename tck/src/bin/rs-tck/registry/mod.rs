@@ -9,10 +9,12 @@
 //! | [`sources`] | `source::range`, `source::from_iter`, `source::from_fn`, `source::from_pull`, `source::empty` | publisher |
 //! | [`subscribers`] | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)`, `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
+//! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
 
+mod examples;
 mod processors;
 mod sources;
 mod subscribers;
@@ -25,6 +27,7 @@ pub(crate) fn all() -> Vec<Suite> {
         sources::suites(),
         subscribers::suites(),
         processors::suites(),
+        examples::suites(),
     ]
     .concat()
 }
@@ -36,6 +39,7 @@ pub(crate) fn loom() -> Vec<Suite> {
         sources::loom_suites(),
         subscribers::loom_suites(),
         processors::loom_suites(),
+        examples::loom_suites(),
     ]
     .concat()
 }
