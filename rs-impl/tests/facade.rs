@@ -119,6 +119,17 @@ fn is_loom_says_which_build() {
 }
 
 #[test]
+fn model_with_preemption_bound_runs_the_body() {
+    // At least once, in either build (a count outside the model: std types).
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let r = runs.clone();
+    rs_impl::loom::model_with_preemption_bound(2, move || {
+        r.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert!(runs.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+}
+
+#[test]
 fn assert_rejected_sees_a_failing_model() {
     rs_impl::loom::assert_rejected(
         "assert_rejected_sees_a_failing_model",

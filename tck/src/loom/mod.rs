@@ -144,6 +144,11 @@ pub const PROCESSOR: &str = "loom_processor";
 /// they run.
 pub const PROCESSOR_BUFFER_SIZE: usize = 2;
 
+/// The preemption bound of every scenario when `LOOM_MAX_PREEMPTIONS` is unset: 2, the bound
+/// tokio and crossbeam use (loom's own default is no bound, which takes minutes to hours). With
+/// it, every scenario of a publisher built on `rs-impl`'s blocks takes seconds.
+pub const DEFAULT_PREEMPTION_BOUND: usize = 2;
+
 /// The subject of the loom scenarios: the user's verification, shared with every model run.
 pub(crate) struct Subject<V>(pub(crate) Arc<V>);
 

@@ -322,6 +322,11 @@ impl<V: IdentityProcessorVerification> SubscriberBlackboxVerification for AsBlac
     fn create_element(&self, element: u64) -> V::Item {
         self.v.create_element(element)
     }
+
+    /// A processor is a `Clone` handle: the 2.5 scenario races `on_subscribe` on two clones.
+    fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<V::Item> + Clone + 'static> {
+        Some(self.v.create_identity_processor(self.buffer))
+    }
 }
 
 /// The downstream subscriber of a processor under the whitebox tests: reports to the probe;
