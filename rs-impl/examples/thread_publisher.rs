@@ -177,10 +177,17 @@ where
     let mut next = read(&mut source);
     let mut emitted = 0u64;
     loop {
+        // Read what `request` writes *before* the cancelled flag: a request made after a
+        // cancel then brings that cancel along (the Acquire reads see everything before the
+        // request), so demand added after cancel never becomes an element (3.6), nor does a
+        // request(0) after cancel become on_error. In the other order a stale `false` could
+        // be read next to the new demand (the TCK's loom mode finds that interleaving).
+        let outstanding = control.demand.outstanding(emitted);
+        let bad_request = control.bad_request.load(Ordering::Acquire);
         if control.cancelled.load(Ordering::Acquire) {
             break; // 3.12: before the next element, whatever the demand
         }
-        if control.bad_request.load(Ordering::Acquire) {
+        if bad_request {
             let _ = guard("on_error", || {
                 subscriber.on_error(SpecViolation::NonPositiveRequest.into())
             });
@@ -197,7 +204,7 @@ where
                 break;
             }
         };
-        if control.demand.outstanding(emitted) == 0 {
+        if outstanding == 0 {
             next = Ok(Some(item));
             control.wait(); // 1.1: until a request, cancel or request(0)
             continue;

@@ -66,14 +66,20 @@ fn lock_std<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Loom's words for a deadlock (the start of its panic message).
+const LOOM_DEADLOCK: &str = "deadlock; threads =";
+
 /// Installs (once) a panic hook that, when loom reports a deadlock, prints what the scenario
 /// was waiting for: that names the rule even when the deadlock aborts the process (the hook
-/// runs before any unwinding).
+/// runs before any unwinding). Call it before each model: it also forgets the waits of the
+/// last one (the stacks of threads blocked in a deadlock are not unwound).
 pub(super) fn note_deadlocks() {
     static ONCE: Once = Once::new();
     if !rs_impl::loom::IS_LOOM {
         return; // no deadlock detection without loom: waits time out instead
     }
+    lock_std(&WAITING).clear();
+    lock_std(&DEADLOCKED_WAITING).take();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
@@ -84,7 +90,7 @@ pub(super) fn note_deadlocks() {
                 .map(String::as_str)
                 .or_else(|| info.payload().downcast_ref::<&str>().copied())
                 .unwrap_or("");
-            if message.contains("deadlock") {
+            if message.starts_with(LOOM_DEADLOCK) {
                 let waits = lock_std(&WAITING).join("; ");
                 if !waits.is_empty() {
                     eprintln!("rs-tck loom: deadlocked while waiting: {waits}");
@@ -99,8 +105,8 @@ pub(super) fn note_deadlocks() {
 /// reported as what the scenario was waiting for (which names the rule), then loom's words.
 pub(super) fn explain(message: String) -> String {
     match lock_std(&DEADLOCKED_WAITING).take() {
-        Some(waits) if message.contains("deadlock") => {
-            format!("{waits} (loom found no interleaving in which it happens: {message})")
+        Some(waits) if message.starts_with(LOOM_DEADLOCK) => {
+            format!("{waits} (loom found an interleaving in which it never happens: {message})")
         }
         _ => message,
     }
@@ -208,10 +214,9 @@ impl Record {
 
     /// The subscription, once `on_subscribe` came.
     pub(super) fn wait_subscription(&self) -> SubscriptionRef {
-        self.wait_for(
-            "rule 1.9: the publisher never called on_subscribe",
-            |p| p.subscription.clone(),
-        )
+        self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
+            p.subscription.clone()
+        })
     }
 
     /// Waits for the subscription, books `n` as requested (`request(0)` books nothing: it is

@@ -129,9 +129,7 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
     /// let suite = rs_tck::loom::verify_subscriber("shared", V);
     /// assert_eq!(suite.tests[0].run().outcome, rs_tck::outcome::Outcome::Passed);
     /// ```
-    fn create_cloneable_subscriber(
-        &self,
-    ) -> Option<impl Subscriber<Self::Item> + Clone + 'static> {
+    fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<Self::Item> + Clone + 'static> {
         None::<NotCloneable<Self::Item>>
     }
 
@@ -145,7 +143,10 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
 /// no value of it exists.
 #[derive(Debug, Clone)]
 #[allow(dead_code)] // never constructed: it cannot be
-pub(crate) struct NotCloneable<T>(std::convert::Infallible, std::marker::PhantomData<fn() -> T>);
+pub(crate) struct NotCloneable<T>(
+    std::convert::Infallible,
+    std::marker::PhantomData<fn() -> T>,
+);
 
 impl<T> Subscriber<T> for NotCloneable<T> {
     fn on_subscribe(&mut self, _subscription: SubscriptionRef) {
