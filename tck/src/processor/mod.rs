@@ -1,6 +1,6 @@
-//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, all 68
-//! tests: the 38 publisher tests and the 27 whitebox subscriber tests re-run through the
-//! processor (rule 4.1), plus the processor's own three.
+//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, 70 tests:
+//! the 40 publisher tests and the 27 whitebox subscriber tests re-run through the processor
+//! (rule 4.1), plus the processor's own three.
 //!
 //! Implement [`IdentityProcessorVerification`] and run it with [`verify`]; the same value runs
 //! the loom scenarios on the processor ([`loom::verify_processor`](crate::loom::verify_processor)):
@@ -23,7 +23,7 @@
 //!     fn does_coordinated_emission(&self) -> bool { true }
 //! }
 //! let suite = rs_tck::processor::verify("identity", Identity);
-//! assert_eq!(suite.tests.len(), 68);
+//! assert_eq!(suite.tests.len(), 70);
 //! let t = suite.test("must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream");
 //! assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 //! ```
@@ -34,11 +34,15 @@
 //! state, as processors in Rust are: one clone is subscribed upstream (the processor as a
 //! subscriber), the others serve downstream subscribers (the processor as a publisher).
 //!
-//! * **As a publisher** (the 38 [publisher tests](crate::publisher)): `create_publisher(n)`
+//! * **As a publisher** (the 40 [publisher tests](crate::publisher)): `create_publisher(n)`
 //!   creates a processor with [`processor_buffer_size`](IdentityProcessorVerification::processor_buffer_size)
 //!   (default 16) and subscribes it to a helper publisher of `n` elements made by
 //!   `create_element`; the failed publisher is
 //!   [`create_failed_publisher`](IdentityProcessorVerification::create_failed_publisher).
+//!   [`max_supported_subscribers`](IdentityProcessorVerification::max_supported_subscribers)
+//!   is the publisher's declaration: by default (any number) the 1.11 tests are required of a
+//!   processor, with [`does_coordinated_emission`](IdentityProcessorVerification::does_coordinated_emission)
+//!   telling them to let every subscriber request before they wait.
 //! * **As a subscriber** (the 27 [whitebox tests](crate::subscriber)): `create_subscriber(probe)`
 //!   creates a processor and subscribes a downstream subscriber to it that reports to the
 //!   probe, and whose puppet forwards `trigger_request`/`signal_cancel` to its downstream
@@ -162,7 +166,7 @@ pub trait IdentityProcessorVerification: Send + Sync + 'static {
     }
 }
 
-/// The identity-processor verification's 68 tests for `verification`, reported under
+/// The identity-processor verification's 70 tests for `verification`, reported under
 /// `implementation`.
 ///
 /// # Examples
