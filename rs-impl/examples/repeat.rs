@@ -1,7 +1,8 @@
-// `Repeat`: the `rs_impl::serial` module's complete example (its docs include this file), a
-// publisher driven from the caller's thread through the drain loop. The TCK verifies it (the
-// publisher verification, and every loom scenario in the loom build): it is registered with the
-// runner in `tck/src/bin/rs-tck/registry/examples.rs`, which includes this file.
+//! `Repeat`: the `rs_impl::serial` module's complete example (its docs include this file), a
+//! publisher driven from the caller's thread through the drain loop. The TCK verifies it (the
+//! publisher verification, and every loom scenario in the loom build): it is registered with
+//! the runner in `tck/src/bin/rs-tck/registry/examples.rs`, which includes this file.
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 // The handle handed to `on_subscribe` is an `rs_api::SubscriptionRef`: a std `Arc` in every
 // build (loom's `Arc` cannot become a `dyn` std `Arc`). Everything inside it comes from the
