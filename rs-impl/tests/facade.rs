@@ -83,7 +83,7 @@ fn mutex_condvar_arc_and_threads() {
             g = c.wait_timeout(g, std::time::Duration::from_millis(1)).0;
         }
         drop(g);
-        let handle: thread::JoinHandle<_> = other;
+        let handle: thread::JoinHandle<thread::ThreadId> = other;
         assert_ne!(handle.join().unwrap(), thread::current().id());
         assert!(m.try_lock().is_some());
         let d: Mutex<u32> = Mutex::default();

@@ -107,7 +107,7 @@ pub mod cell {
 
 /// Threads (loom's).
 pub mod thread {
-    pub use loom::thread::{current, panicking, spawn, yield_now, JoinHandle};
+    pub use loom::thread::{current, panicking, spawn, yield_now, JoinHandle, ThreadId};
 }
 
 /// Spin-loop hints (loom's: they yield to the model's scheduler).

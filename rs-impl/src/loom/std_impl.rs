@@ -268,7 +268,7 @@ pub mod cell {
 
 /// Threads (std's).
 pub mod thread {
-    pub use std::thread::{current, panicking, yield_now, JoinHandle};
+    pub use std::thread::{current, panicking, yield_now, JoinHandle, ThreadId};
 
     /// Spawns a thread (`std::thread::spawn`, through the facade).
     pub fn spawn<F, T>(f: F) -> JoinHandle<T>

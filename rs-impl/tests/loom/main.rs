@@ -19,6 +19,8 @@
 //! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
+//! | `island.rs` | a request racing the island's park; cancel racing completion; cancel of a parked island (twins: a blind park, a silent post, a queued flag cleared with a store — the lost cancel this model found) | 3.4, 1.1, no lost wake-up, 1.7, 1.8, 3.5–3.7, 3.13 |
+//! | `island.rs` | the island input side's replenishing request racing the upstream's completion on another thread (twin: no wait, no check) | 2.4, 1.1, 1.5 |
 #![cfg(rs_loom)]
 // Tests use std `Arc`/`Weak` drop tokens next to the facade's loom types.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
@@ -29,6 +31,7 @@ mod cancel;
 mod demand;
 mod drain;
 mod handoff;
+mod island;
 mod on_subscribe;
 mod probe;
 mod terminal;
