@@ -222,20 +222,21 @@ impl Record {
     /// Waits for the subscription, books `n` as requested (`request(0)` books nothing: it is
     /// no demand) and requests it.
     pub(super) fn request(&self, n: u64) {
-        let s = self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
-            let s = p.subscription.clone()?;
-            p.requested = p.requested.saturating_add(n);
-            Some(s)
-        });
-        s.request(n);
+        self.book_and_request(n, |p| &mut p.requested);
     }
 
     /// As [`request`](Self::request), for a request made after every cancel returned: rule
     /// 3.6 makes it a no-op, so its demand is booked apart.
     pub(super) fn request_after_cancel(&self, n: u64) {
+        self.book_and_request(n, |p| &mut p.requested_after_cancel);
+    }
+
+    /// Waits for the subscription, adds `n` to the count `book` picks, then requests `n`.
+    fn book_and_request(&self, n: u64, book: impl Fn(&mut Progress) -> &mut u64) {
         let s = self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
             let s = p.subscription.clone()?;
-            p.requested_after_cancel = p.requested_after_cancel.saturating_add(n);
+            let booked = book(p);
+            *booked = booked.saturating_add(n);
             Some(s)
         });
         s.request(n);
