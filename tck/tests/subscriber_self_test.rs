@@ -104,6 +104,9 @@ should_fail! { W_CASES, whitebox::verify;
     w_spec207_should_fail_by_replenishing_unserialized_with_a_cancel:
         untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, knobs(|k| k.replenish_unserialized = true),
         ["rule 2.7", "overlapped"];
+    w_spec207_should_fail_by_replenishing_unserialized_with_a_cancel_and_no_trigger_request:
+        untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, knobs(|k| { k.self_requesting = true; k.replenish_unserialized = true; }),
+        ["rule 2.7", "cancel() overlapped"];
     w_spec208_should_fail_by_panicking_on_next_after_cancel:
         required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, knobs(|k| k.panic_on_next_after_cancel = true),
         ["rule 2.8", "on_next panicked"];
@@ -229,6 +232,19 @@ fn the_test_subscriber_without_knobs_passes_every_check() {
     assert!(others.iter().all(|(_, o)| !o.detail.is_empty()));
 }
 
+/// Issue #9: the 2.7 check no longer depends on the puppet's `trigger_request`: a subscriber
+/// that requests by itself, with a puppet whose `trigger_request` does nothing, is checked (its
+/// unserialised twin fails above) and, serialising its cancel with its own requests, passes.
+#[test]
+fn w_spec207_passes_a_self_requesting_subscriber_with_a_serialised_cancel() {
+    let suite = whitebox::verify("self-requesting", knobs(|k| k.self_requesting = true));
+    let o = suite
+        .test("untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization")
+        .unwrap()
+        .run();
+    assert_eq!(o.outcome, Outcome::Passed, "{o:?}");
+}
+
 #[test]
 fn the_built_in_subscribers_and_processors_pass() {
     let suites: Vec<Suite> = registry::all()
@@ -247,7 +263,8 @@ fn the_built_in_subscribers_and_processors_pass() {
     // identity IslandProcessor.
     assert_eq!(count("subscriber_whitebox"), 5 * 27);
     assert_eq!(count("subscriber_blackbox"), 5 * 26);
-    assert_eq!(count("identity_processor"), 3 * 68); // and FanoutProcessor
+    // IdentityProcessor, the identity IslandProcessor and FanoutProcessor.
+    assert_eq!(count("identity_processor"), 3 * 70);
     for r in &records {
         assert_ne!(r.outcome, rs_tck::outcome::Outcome::Failed, "{r:#?}");
         if matches!(r.outcome, Outcome::Skipped | Outcome::Untested) {

@@ -12,7 +12,7 @@ use rs_api::{Error, Processor, Publisher, PublisherExt};
 use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
 use rs_tck::loom;
 use rs_tck::processor::{self, IdentityProcessorVerification};
-use rs_tck::publisher::{self, PublisherVerification};
+use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
 use rs_tck::suite::Suite;
 
 /// The fanout suites.
@@ -79,6 +79,11 @@ impl PublisherVerification for Channel {
         tx.fail(failure());
         Some(p)
     }
+
+    /// Multicast: the 1.11 checks are required.
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
+    }
 }
 
 /// `FanoutProcessor` over `source::range(0..n)`.
@@ -96,6 +101,11 @@ impl PublisherVerification for FanoutOverRange {
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(failed_processor())
+    }
+
+    /// Multicast: the 1.11 checks are required.
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
     }
 }
 

@@ -11,10 +11,12 @@
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
 //! | [`fanout`] | `fanout::channel`, `fanout::FanoutProcessor` | publisher (with the five multicast 1.11 tests), identity processor |
 //! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
+//! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
 
+mod examples;
 mod fanout;
 #[cfg(not(rs_loom))]
 mod islands;
@@ -30,6 +32,7 @@ pub(crate) fn all() -> Vec<Suite> {
         sources::suites(),
         subscribers::suites(),
         processors::suites(),
+        examples::suites(),
         fanout::suites(),
     ];
     #[cfg(not(rs_loom))]
@@ -44,6 +47,7 @@ pub(crate) fn loom() -> Vec<Suite> {
         sources::loom_suites(),
         subscribers::loom_suites(),
         processors::loom_suites(),
+        examples::loom_suites(),
         fanout::loom_suites(),
     ]
     .concat()
