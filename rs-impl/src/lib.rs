@@ -7,9 +7,10 @@
 //! | [`loom`] | the synchronisation facade: std types normally, loom's under `--cfg rs_loom` |
 //! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
-//! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
+//! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
+//! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
 //! | [`report`] | where subscriber panics are reported (rule 2.13) |
 //!
 //! # Examples
@@ -23,6 +24,7 @@
 //! assert_eq!(result.wait().unwrap().len(), 1000);
 //! ```
 
+pub mod compat;
 pub mod demand;
 pub mod loom;
 pub mod processor;

@@ -1,0 +1,357 @@
+//! `Stream` → Publisher: [`StreamPublisher`], driven by a task on the executor the user chooses.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+// The subscription is handed out as an `rs_api::SubscriptionRef`, a std `Arc` in every build
+// (as in the pull engine); the atomics and locks inside come from the facade.
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use futures::future::FutureObj;
+use futures::stream::{Stream, StreamExt, TryStreamExt};
+use futures::task::Spawn;
+use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation, Subscription, UNBOUNDED};
+
+use super::CompatError;
+use crate::demand::Demand;
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::Mutex;
+use crate::report;
+
+/// Elements a driver task emits per poll before it yields to its executor (cooperative
+/// scheduling: a fast stream with unbounded demand does not monopolise a worker thread).
+pub const BUDGET: usize = 1024;
+
+/// The boxed stream a [`StreamPublisher`] reads.
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Error>> + Send>>;
+
+/// A `Stream` published as a Reactive Streams publisher (see [`from_stream`]).
+pub struct StreamPublisher<T, S> {
+    /// The stream, until the first subscriber takes it.
+    stream: Mutex<Option<BoxStream<T>>>,
+    spawner: S,
+}
+
+impl<T, S> fmt::Debug for StreamPublisher<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamPublisher")
+            .field("subscribed", &self.stream.lock().is_none())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Publishes `stream`, polling it on a task spawned on `spawner` (any
+/// [`futures::task::Spawn`]: futures' `ThreadPool` or `LocalSpawner`, a tokio runtime through
+/// a three-line adapter — see the [module docs](super)).
+///
+/// # Contract
+///
+/// * **Unicast:** a stream can be read once. The first subscriber gets it; later ones are
+///   refused (`on_subscribe`, then `on_error(`[`SpecViolation::Rejected`]`)`, rule 1.9).
+/// * **Demand-driven:** the task polls the stream only while the subscriber has outstanding
+///   demand; with none it parks, and `request` wakes it (from any thread, re-entrantly from
+///   `on_next` too: then it only adds demand, rule 3.3). Nothing is buffered: each element
+///   polled is handed to `on_next` at once.
+/// * **Which thread runs the callbacks:** `on_subscribe` runs in `subscribe`, on the caller's
+///   thread; every other signal runs on the executor's task, one at a time (1.3).
+/// * **End:** the stream's end is `on_complete`; the stream is dropped right after (and
+///   after a failure or a cancel: rule 3.13, promptly, even while it is pending). A panic in
+///   the stream is `on_error`; a panicking subscriber is cancelled (2.13).
+/// * **The executor:** the task yields after [`BUDGET`] elements per poll. If the executor
+///   drops the task before the end (it shuts down, or refused the task), the subscriber gets
+///   `on_error(`[`CompatError::TaskDropped`]`)`.
+///
+/// # Examples
+///
+/// ```
+/// use futures::executor::LocalPool;
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// let mut pool = LocalPool::new();
+/// let publisher = rs_impl::compat::from_stream(futures::stream::iter(0..5u32), pool.spawner());
+/// let (s, result) = collect(RequestStrategy::Prefetch(2));
+/// publisher.subscribe(Box::new(s));
+/// pool.run();
+/// assert_eq!(result.wait().unwrap(), vec![0, 1, 2, 3, 4]);
+/// ```
+pub fn from_stream<T, St, S>(stream: St, spawner: S) -> StreamPublisher<T, S>
+where
+    St: Stream<Item = T> + Send + 'static,
+    T: Send + 'static,
+    S: Spawn,
+{
+    StreamPublisher {
+        stream: Mutex::new(Some(Box::pin(stream.map(Ok)))),
+        spawner,
+    }
+}
+
+/// Publishes a stream of `Result`s: `Ok` elements as `on_next`, the first `Err` as
+/// `on_error` (the stream is dropped after it). Otherwise as [`from_stream`].
+///
+/// # Examples
+///
+/// ```
+/// use futures::executor::LocalPool;
+/// use rs_api::{Error, Publisher};
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// let mut pool = LocalPool::new();
+/// let items = futures::stream::iter(vec![Ok(1), Err(Error::msg("bad reading")), Ok(3)]);
+/// let publisher = rs_impl::compat::from_try_stream(items, pool.spawner());
+/// let (s, result) = collect::<i32>(RequestStrategy::Unbounded);
+/// publisher.subscribe(Box::new(s));
+/// pool.run();
+/// assert_eq!(result.wait().unwrap_err().to_string(), "bad reading");
+/// ```
+pub fn from_try_stream<T, E, St, S>(stream: St, spawner: S) -> StreamPublisher<T, S>
+where
+    St: Stream<Item = Result<T, E>> + Send + 'static,
+    E: Into<Error> + 'static,
+    T: Send + 'static,
+    S: Spawn,
+{
+    StreamPublisher {
+        stream: Mutex::new(Some(Box::pin(stream.map_err(Into::into)))),
+        spawner,
+    }
+}
+
+impl<T, S> Publisher<T> for StreamPublisher<T, S>
+where
+    T: Send + 'static,
+    S: Spawn,
+{
+    fn subscribe(&self, mut subscriber: BoxSubscriber<T>) {
+        let stream = self.stream.lock().take();
+        let Some(stream) = stream else {
+            let refused = SpecViolation::Rejected {
+                reason: "a stream can be read once: this publisher has its subscriber".into(),
+            };
+            crate::source::failed::<T>(refused.into()).subscribe(subscriber);
+            return;
+        };
+        let control = Arc::new(Control {
+            demand: Demand::new(),
+            flags: AtomicUsize::new(0),
+            waker: Mutex::new(None),
+        });
+        let handle: rs_api::SubscriptionRef = control.clone();
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle))) {
+            control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+            report::subscriber_panicked("on_subscribe", payload);
+            report::drop_guarded(subscriber);
+            report::drop_guarded(stream);
+            return;
+        }
+        let task = Drive {
+            control,
+            stream: Some(stream),
+            subscriber: Some(subscriber),
+            emitted: 0,
+            limit: 0,
+        };
+        spawn(&self.spawner, task);
+    }
+}
+
+/// The executor seam: every task of the compat module is spawned here. A refused task is
+/// dropped, and each task's `Drop` tells its subscriber.
+pub(crate) fn spawn<S, F>(spawner: &S, task: F)
+where
+    S: Spawn + ?Sized,
+    F: Future<Output = ()> + Send + 'static,
+{
+    // The refused task has been dropped by now (and told its subscriber); nothing else to do.
+    let _refused = spawner.spawn_obj(FutureObj::new(Box::new(task)));
+}
+
+/// [`Control::flags`]: cancelled, or the stream is over.
+const CANCELLED: usize = 1;
+/// [`Control::flags`]: `request(0)` (rule 3.9).
+const BAD_REQUEST: usize = 2;
+/// [`Control::flags`]: the task is parked; `request` and `cancel` wake it.
+const PARKED: usize = 4;
+
+/// The subscription: what `request` and `cancel` share with the task.
+struct Control {
+    demand: Demand,
+    flags: AtomicUsize,
+    /// The parked task's waker; locked only to park and to wake.
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Control {
+    /// Wakes the task if it is parked. The read-modify-write of `flags` orders this call after
+    /// the caller's change (demand or flag) for a task that parks concurrently: either the
+    /// task's `fetch_or(PARKED)` comes first and is seen here, or it comes after and the task
+    /// sees the change.
+    fn notify(&self) {
+        if self.flags.fetch_and(!PARKED, Ordering::AcqRel) & PARKED != 0 {
+            let waker = self.waker.lock().clone();
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
+    }
+
+    /// Parks the task: registers `waker` and sets `PARKED`, unless a flag was set meanwhile or
+    /// (when `limit` is given) the demand moved past it. `true`: parked.
+    fn park(&self, waker: &Waker, limit: Option<u64>) -> bool {
+        {
+            let mut slot = self.waker.lock();
+            match &*slot {
+                Some(w) if w.will_wake(waker) => {}
+                _ => *slot = Some(waker.clone()),
+            }
+        }
+        let prev = self.flags.fetch_or(PARKED, Ordering::AcqRel);
+        let changed =
+            prev & (CANCELLED | BAD_REQUEST) != 0 || limit.is_some_and(|l| self.demand.total() != l);
+        if changed {
+            self.flags.fetch_and(!PARKED, Ordering::AcqRel);
+        }
+        !changed
+    }
+}
+
+impl Subscription for Control {
+    fn request(&self, n: u64) {
+        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
+        }
+        self.notify();
+    }
+
+    fn cancel(&self) {
+        if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
+            return; // 3.7
+        }
+        self.notify();
+    }
+}
+
+/// The task that polls the stream and signals the subscriber.
+struct Drive<T> {
+    control: Arc<Control>,
+    /// Dropped at the end, on cancel, and on failure (3.13).
+    stream: Option<BoxStream<T>>,
+    /// Dropped likewise.
+    subscriber: Option<BoxSubscriber<T>>,
+    /// Elements emitted (the task's local count; never an atomic per element).
+    emitted: u64,
+    /// The demand total last read; re-read only when `emitted` reaches it.
+    limit: u64,
+}
+
+impl<T> Drive<T> {
+    /// Drops the stream and the subscriber (3.13); later `request`/`cancel` are no-ops.
+    fn finish(&mut self) {
+        self.control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        report::drop_guarded(self.stream.take());
+        report::drop_guarded(self.subscriber.take());
+    }
+
+    /// Delivers the terminal signal (`on_error` if `error` is set), then finishes.
+    fn terminate(&mut self, error: Option<Error>) {
+        self.control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        report::drop_guarded(self.stream.take());
+        if let Some(mut s) = self.subscriber.take() {
+            let (signal, outcome) = match error {
+                Some(e) => ("on_error", catch_unwind(AssertUnwindSafe(|| s.on_error(e)))),
+                None => ("on_complete", catch_unwind(AssertUnwindSafe(|| s.on_complete()))),
+            };
+            if let Err(payload) = outcome {
+                report::subscriber_panicked(signal, payload);
+            }
+            report::drop_guarded(s);
+        }
+    }
+}
+
+impl<T> Future for Drive<T> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let mut budget = BUDGET;
+        loop {
+            let (Some(stream), Some(subscriber)) = (this.stream.as_mut(), this.subscriber.as_mut())
+            else {
+                return Poll::Ready(());
+            };
+            let flags = this.control.flags.load(Ordering::Acquire);
+            if flags & CANCELLED != 0 {
+                this.finish();
+                return Poll::Ready(());
+            }
+            if flags & BAD_REQUEST != 0 {
+                this.terminate(Some(SpecViolation::NonPositiveRequest.into()));
+                return Poll::Ready(());
+            }
+            if this.emitted == this.limit {
+                this.limit = this.control.demand.total();
+                if this.emitted == this.limit && this.limit != UNBOUNDED {
+                    // No demand: do not poll the stream; wait for a request.
+                    if this.control.park(cx.waker(), Some(this.limit)) {
+                        return Poll::Pending;
+                    }
+                    continue;
+                }
+            }
+            if budget == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            budget -= 1;
+            match catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(cx))) {
+                Ok(Poll::Ready(Some(Ok(item)))) => {
+                    this.emitted += 1;
+                    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item)))
+                    {
+                        this.finish(); // 2.13: a panicking subscriber is a cancelled one
+                        report::subscriber_panicked("on_next", payload);
+                        return Poll::Ready(());
+                    }
+                }
+                Ok(Poll::Ready(Some(Err(e)))) => {
+                    this.terminate(Some(e));
+                    return Poll::Ready(());
+                }
+                Ok(Poll::Ready(None)) => {
+                    this.terminate(None);
+                    return Poll::Ready(());
+                }
+                Ok(Poll::Pending) => {
+                    // The stream wakes us when it has more; `cancel` must wake us too.
+                    if this.control.park(cx.waker(), None) {
+                        return Poll::Pending;
+                    }
+                }
+                Err(payload) => {
+                    let e = CompatError::StreamPanicked {
+                        message: report::panic_message(&*payload),
+                    };
+                    this.terminate(Some(e.into()));
+                    return Poll::Ready(());
+                }
+            }
+        }
+    }
+}
+
+impl<T> Drop for Drive<T> {
+    fn drop(&mut self) {
+        if self.subscriber.is_some() && self.control.flags.load(Ordering::Acquire) & CANCELLED == 0
+        {
+            // The executor dropped the task before the end.
+            self.terminate(Some(CompatError::TaskDropped.into()));
+        }
+    }
+}
