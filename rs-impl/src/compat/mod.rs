@@ -137,6 +137,25 @@ impl From<CompatError> for rs_api::Error {
     }
 }
 
+/// Turns a stream's or a sink's error into the contract's [`Error`](rs_api::Error) without
+/// wrapping one that is an `Error` already (so downcasting sees the original).
+pub(crate) fn into_error<E>(error: E) -> rs_api::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut slot = Some(error);
+    if let Some(same) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<rs_api::Error>>()
+    {
+        if let Some(e) = same.take() {
+            return e;
+        }
+    }
+    match slot {
+        Some(e) => rs_api::Error::new(e),
+        None => unreachable!("taken only when it is an Error"),
+    }
+}
+
 /// Compatibility methods for every publisher.
 ///
 /// # Examples

@@ -90,7 +90,9 @@ where
 }
 
 /// Publishes a stream of `Result`s: `Ok` elements as `on_next`, the first `Err` as
-/// `on_error` (the stream is dropped after it). Otherwise as [`from_stream`].
+/// `on_error` (the stream is dropped after it). Any error type goes (an [`Error`] passes
+/// through as it is; any other is wrapped, so `Error::is` finds it). Otherwise as
+/// [`from_stream`].
 ///
 /// # Examples
 ///
@@ -110,12 +112,12 @@ where
 pub fn from_try_stream<T, E, St, S>(stream: St, spawner: S) -> StreamPublisher<T, S>
 where
     St: Stream<Item = Result<T, E>> + Send + 'static,
-    E: Into<Error> + 'static,
+    E: std::error::Error + Send + Sync + 'static,
     T: Send + 'static,
     S: Spawn,
 {
     StreamPublisher {
-        stream: Mutex::new(Some(Box::pin(stream.map_err(Into::into)))),
+        stream: Mutex::new(Some(Box::pin(stream.map_err(super::into_error)))),
         spawner,
     }
 }

@@ -49,7 +49,7 @@ pub fn sink_subscriber<T, Si, S>(sink: Si, spawner: &S) -> (StreamSubscriber<T>,
 where
     T: Send + 'static,
     Si: Sink<T> + Send + 'static,
-    Si::Error: Into<Error>,
+    Si::Error: std::error::Error + Send + Sync + 'static,
     S: Spawn + ?Sized,
 {
     spawn_consumer(spawner, 1, move |stream| Feed {
@@ -74,7 +74,7 @@ struct Feed<T, Si> {
 impl<T, Si> Future for Feed<T, Si>
 where
     Si: Sink<T>,
-    Si::Error: Into<Error>,
+    Si::Error: std::error::Error + Send + Sync + 'static,
 {
     type Output = Result<(), Error>;
 
@@ -82,19 +82,19 @@ where
         let this = &mut *self;
         loop {
             if this.closing {
-                return this.sink.as_mut().poll_close(cx).map_err(Into::into);
+                return this.sink.as_mut().poll_close(cx).map_err(super::into_error);
             }
-            ready!(this.sink.as_mut().poll_ready(cx)).map_err(Into::into)?;
+            ready!(this.sink.as_mut().poll_ready(cx)).map_err(super::into_error)?;
             match Pin::new(&mut this.stream).poll_next(cx) {
                 Poll::Ready(Some(Ok(item))) => {
-                    this.sink.as_mut().start_send(item).map_err(Into::into)?;
+                    this.sink.as_mut().start_send(item).map_err(super::into_error)?;
                     this.flushed = false;
                 }
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
                 Poll::Ready(None) => this.closing = true,
                 Poll::Pending => {
                     if !this.flushed {
-                        ready!(this.sink.as_mut().poll_flush(cx)).map_err(Into::into)?;
+                        ready!(this.sink.as_mut().poll_flush(cx)).map_err(super::into_error)?;
                         this.flushed = true;
                     }
                     return Poll::Pending;

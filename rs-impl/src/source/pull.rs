@@ -99,7 +99,7 @@ pub enum Pulled<T> {
 /// let s2 = slot.clone();
 /// let (s, result) = collect(RequestStrategy::Unbounded);
 /// from_pull(move || Fed(s2.clone())).subscribe(Box::new(s));
-/// let feed = |item| {
+/// let feed = move |item| {
 ///     let waker = {
 ///         let mut slot = slot.lock().unwrap();
 ///         slot.item = Some(item);
