@@ -144,7 +144,8 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let mut slot = Some(error);
-    if let Some(same) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<rs_api::Error>>()
+    if let Some(same) =
+        (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<rs_api::Error>>()
     {
         if let Some(e) = same.take() {
             return e;

@@ -211,8 +211,8 @@ impl Control {
             }
         }
         let prev = self.flags.fetch_or(PARKED, Ordering::AcqRel);
-        let changed =
-            prev & (CANCELLED | BAD_REQUEST) != 0 || limit.is_some_and(|l| self.demand.total() != l);
+        let changed = prev & (CANCELLED | BAD_REQUEST) != 0
+            || limit.is_some_and(|l| self.demand.total() != l);
         if changed {
             self.flags.fetch_and(!PARKED, Ordering::AcqRel);
         }
@@ -267,7 +267,10 @@ impl<T> Drive<T> {
         if let Some(mut s) = self.subscriber.take() {
             let (signal, outcome) = match error {
                 Some(e) => ("on_error", catch_unwind(AssertUnwindSafe(|| s.on_error(e)))),
-                None => ("on_complete", catch_unwind(AssertUnwindSafe(|| s.on_complete()))),
+                None => (
+                    "on_complete",
+                    catch_unwind(AssertUnwindSafe(|| s.on_complete())),
+                ),
             };
             if let Err(payload) = outcome {
                 report::subscriber_panicked(signal, payload);
@@ -315,7 +318,8 @@ impl<T> Future for Drive<T> {
             match catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(cx))) {
                 Ok(Poll::Ready(Some(Ok(item)))) => {
                     this.emitted += 1;
-                    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item)))
+                    if let Err(payload) =
+                        catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item)))
                     {
                         this.finish(); // 2.13: a panicking subscriber is a cancelled one
                         report::subscriber_panicked("on_next", payload);

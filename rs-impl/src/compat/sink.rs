@@ -87,7 +87,10 @@ where
             ready!(this.sink.as_mut().poll_ready(cx)).map_err(super::into_error)?;
             match Pin::new(&mut this.stream).poll_next(cx) {
                 Poll::Ready(Some(Ok(item))) => {
-                    this.sink.as_mut().start_send(item).map_err(super::into_error)?;
+                    this.sink
+                        .as_mut()
+                        .start_send(item)
+                        .map_err(super::into_error)?;
                     this.flushed = false;
                 }
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),

@@ -257,14 +257,14 @@ impl<T> Stream for PublisherStream<T> {
                     continue;
                 }
             }
-            if flags & DONE != 0 {
-                this.end();
-                return Poll::Ready(this.outlet.ring().take_error().map(Err));
-            }
             if flags & OVERFLOW != 0 {
                 this.cancel();
                 let capacity = this.outlet.ring().capacity();
                 return Poll::Ready(Some(Err(CompatError::Overflow { capacity }.into())));
+            }
+            if flags & DONE != 0 {
+                this.end();
+                return Poll::Ready(this.outlet.ring().take_error().map(Err));
             }
             if flags & CLOSED != 0 {
                 this.end();

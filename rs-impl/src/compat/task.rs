@@ -105,7 +105,10 @@ where
     let (subscriber, stream) = stream_subscriber(prefetch);
     let (abort, registration) = AbortHandle::new_pair();
     let (tx, rx) = oneshot::channel();
-    let work = Abortable::new(AssertUnwindSafe(consume(stream)).catch_unwind(), registration);
+    let work = Abortable::new(
+        AssertUnwindSafe(consume(stream)).catch_unwind(),
+        registration,
+    );
     spawn(spawner, async move {
         let outcome = match work.await {
             Ok(Ok(outcome)) => outcome,
@@ -117,11 +120,5 @@ where
         };
         let _ = tx.send(outcome); // nobody listening is fine
     });
-    (
-        subscriber,
-        Completion {
-            outcome: rx,
-            abort,
-        },
-    )
+    (subscriber, Completion { outcome: rx, abort })
 }

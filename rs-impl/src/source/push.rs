@@ -223,7 +223,11 @@ impl<T> Shared<T> {
             q.closed = true;
             q.engine = None;
             q.engine_waiting = false;
-            (std::mem::take(&mut q.items), q.blocked > 0, q.take_waiting())
+            (
+                std::mem::take(&mut q.items),
+                q.blocked > 0,
+                q.take_waiting(),
+            )
         };
         self.notify_room(blocked, tasks);
         report::drop_guarded(items);
