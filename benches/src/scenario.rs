@@ -200,5 +200,7 @@ pub fn all() -> Vec<Scenario> {
     vec![
         crate::scenarios::source::scenario(),
         crate::scenarios::pipeline::scenario(),
+        crate::scenarios::compat::to_stream_scenario(),
+        crate::scenarios::compat::from_stream_scenario(),
     ]
 }
