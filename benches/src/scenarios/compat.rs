@@ -1,8 +1,9 @@
 //! Scenarios `to_stream` and `from_stream`: the async-Rust bridges of `rs_impl::compat`.
 //!
 //! * `to_stream` — publisher → `Stream` → sum. Ours: `PublisherStream` (its bounded SPSC ring)
-//!   fed by a cold `range` on the consuming thread, and fed by a publisher that emits from a
-//!   thread of its own (a `push` source with capacity 0). Peers: the same `range` publisher
+//!   fed by a cold `range` on the consuming thread, by a publisher whose task runs on a pool
+//!   thread (`from_stream` on a futures `ThreadPool`), and by a producer thread through a
+//!   `push` source with capacity 0. Peers: the same `range` publisher
 //!   bridged into a bounded futures mpsc and a bounded tokio mpsc channel (a `for_each`
 //!   subscriber on a producer thread that blocks in `send`), read as a `Stream`. Parameter k:
 //!   our prefetch / the peers' channel capacity.
@@ -65,6 +66,19 @@ pub fn rs_impl_to_stream_threads(k: u64, n: u64) -> u64 {
     sum
 }
 
+/// Ours, across threads: `from_stream(stream::iter(0..n))` whose driver task runs on a
+/// one-thread futures `ThreadPool` (created inside the run, like the peers' producer thread)
+/// and signals `on_next` there, read as `to_stream(k)` on the calling thread: every element
+/// crosses threads through our ring, with no lock per element.
+pub fn rs_impl_to_stream_pool(k: u64, n: u64) -> u64 {
+    let pool = futures::executor::ThreadPool::builder()
+        .pool_size(1)
+        .create()
+        .expect("thread pool");
+    let publisher = rs_impl::compat::from_stream(futures::stream::iter(0..n), pool);
+    sum_stream(publisher.to_stream(capacity(k)))
+}
+
 /// Peer: `range(0..n)` into a `for_each` subscriber on a producer thread whose closure blocks
 /// in `send` on `futures::channel::mpsc::channel(k - 1)` (k slots with the sender's own); the
 /// receiver is the stream, summed under `block_on` on the calling thread.
@@ -116,6 +130,15 @@ pub fn to_stream_scenario() -> Scenario {
                 what: "range(0..n).to_stream(k) summed under block_on: the stream's requests \
                        drive the range on the consuming thread",
                 run: rs_impl_to_stream_local,
+            },
+            Implementation {
+                name: "rs-impl to_stream, publisher on a pool thread",
+                ours: true,
+                per_param: true,
+                what: "from_stream(stream::iter(0..n)) driven on a 1-thread futures ThreadPool, \
+                       read as to_stream(k) on the calling thread: every element crosses \
+                       threads through our ring",
+                run: rs_impl_to_stream_pool,
             },
             Implementation {
                 name: "rs-impl to_stream, producer thread",

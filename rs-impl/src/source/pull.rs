@@ -121,6 +121,14 @@ pub trait Pull<T>: Send {
         self.pull()
     }
 
+    /// Told the demand not yet served (`UNBOUNDED` when unbounded) each time the engine reads
+    /// a new demand total: after a `request`, once the demand it knew of is used up. Not per
+    /// element. The default ignores it; a source fed from elsewhere uses it to let its producer
+    /// run ahead exactly as far as demand allows ([`push`](super::push) does).
+    fn demand(&mut self, outstanding: u64) {
+        let _ = outstanding;
+    }
+
     /// Called once, before the first pull, with the waker that makes the engine pull again.
     /// The default drops it (a source that never answers [`Pulled::NotReady`] needs none).
     fn set_waker(&mut self, waker: Waker) {
@@ -279,7 +287,18 @@ where
             }
             // Demand is re-read only when the local count reaches the last total seen.
             let demand = *emitted != *limit || {
-                *limit = self.demand.total();
+                let total = self.demand.total();
+                if total != *limit {
+                    *limit = total;
+                    let outstanding = if total == UNBOUNDED {
+                        UNBOUNDED
+                    } else {
+                        total - *emitted
+                    };
+                    if let Err(e) = demand_guarded(source, outstanding) {
+                        return Stop::Failed(e);
+                    }
+                }
                 *emitted != *limit || *limit == UNBOUNDED
             };
             let step = match next.take() {
@@ -349,6 +368,17 @@ fn pull_guarded<T, P: Pull<T>>(source: &mut P, pull: fn(&mut P) -> Pulled<T>) ->
             report::panic_message(&*payload)
         ))),
     }
+}
+
+/// Tells the source the outstanding demand, turning a panic into an error for the subscriber.
+#[cold]
+fn demand_guarded<T, P: Pull<T>>(source: &mut P, outstanding: u64) -> Result<(), Error> {
+    catch_unwind(AssertUnwindSafe(|| source.demand(outstanding))).map_err(|payload| {
+        Error::msg(format!(
+            "the source panicked while told the demand: {}",
+            report::panic_message(&*payload)
+        ))
+    })
 }
 
 impl<T, P> Subscription for PullSubscription<T, P>

@@ -7,10 +7,11 @@
 //!   gets every element offered (those queued before it subscribed first); any later
 //!   subscriber is refused: `on_subscribe`, then `on_error(`[`SpecViolation::Rejected`]`)`
 //!   (rule 1.9). Elements are never duplicated nor dropped while the subscription lives.
-//! * **Bounded (what bounds memory).** At most `capacity` elements wait in the queue for
-//!   demand. When there is outstanding demand and the queue is empty, one more element may be
-//!   handed over: so with **capacity 0 the producer waits for demand**, and every element it
-//!   offers goes straight to `on_next`. Nothing else is buffered anywhere.
+//! * **Bounded (what bounds memory).** The queue holds at most `capacity` elements beyond
+//!   the subscriber's outstanding demand: an offer finds room while fewer than
+//!   `capacity + outstanding` elements are queued. So with **capacity 0 the producer waits for
+//!   demand** (it may run ahead exactly as far as the subscriber asked, and no further), and
+//!   at most `capacity` elements ever wait for a request. Nothing else is buffered anywhere.
 //! * **Offering.** [`Producer::try_offer`] never waits ([`TryOfferError::Full`] when there is
 //!   no room); [`Producer::offer_blocking`] blocks the thread until there is room;
 //!   [`Producer::offer`] is a future that waits without blocking. All three fail with the
@@ -78,7 +79,7 @@ impl<T> fmt::Debug for Closed<T> {
 /// Why [`Producer::try_offer`] did not take the element; the element comes back.
 #[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TryOfferError<T> {
-    /// No room: the queue is at capacity and there is no outstanding demand to hand it to.
+    /// No room: `capacity` elements beyond the outstanding demand are queued already.
     #[error("the push source is full")]
     Full(T),
     /// The stream is over.
@@ -121,9 +122,10 @@ pub struct Abandoned;
 struct Queue<T> {
     items: VecDeque<T>,
     capacity: usize,
-    /// The engine pulled with demand and found the queue empty: one element may be handed over
-    /// beyond `capacity`.
-    taker: bool,
+    /// Elements the subscriber has asked for and the engine has not taken yet (told by the
+    /// engine through [`Pull::demand`]): the producer may hand over that many beyond
+    /// `capacity`. Saturates at `u64::MAX` (unbounded).
+    credit: u64,
     /// The engine answered [`Pulled::NotReady`]: wake it when something arrives.
     engine_waiting: bool,
     /// The engine's waker ([`Pull::set_waker`]).
@@ -140,7 +142,9 @@ struct Queue<T> {
 
 impl<T> Queue<T> {
     fn has_room(&self) -> bool {
-        self.items.len() < self.capacity || (self.taker && self.items.is_empty())
+        let queued = u64::try_from(self.items.len()).unwrap_or(u64::MAX);
+        let capacity = u64::try_from(self.capacity).unwrap_or(u64::MAX);
+        queued < capacity.saturating_add(self.credit)
     }
 
     /// Takes the element if there is room; returns the engine's waker when it must be woken.
@@ -261,7 +265,7 @@ pub fn push<T: Send + 'static>(capacity: usize) -> (PushPublisher<T>, Producer<T
         queue: Mutex::new(Queue {
             items: VecDeque::with_capacity(capacity.min(4096)),
             capacity,
-            taker: false,
+            credit: 0,
             engine_waiting: false,
             engine: None,
             end: None,
@@ -298,7 +302,13 @@ impl<T: Send + 'static> Publisher<T> for PushPublisher<T> {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
         let taken = self.shared.lock().take();
         match taken {
-            Some(shared) => subscribe_pull(Source(shared), subscriber),
+            Some(shared) => subscribe_pull(
+                Source {
+                    shared,
+                    drained: false,
+                },
+                subscriber,
+            ),
             None => super::failed::<T>(
                 SpecViolation::Rejected {
                     reason: "a push source serves one subscriber, and it has one".into(),
@@ -320,20 +330,50 @@ impl<T> Drop for PushPublisher<T> {
 }
 
 /// The engine's view of the queue.
-struct Source<T>(Arc<Shared<T>>);
+struct Source<T> {
+    shared: Arc<Shared<T>>,
+    /// The last pop emptied the queue and marked the engine as waiting (under the lock), so
+    /// the next pull may answer `NotReady` without locking: an offer made since then wakes
+    /// the engine, whose next pass pulls again (and locks). Saves a lock per element when the
+    /// producer and the engine alternate.
+    drained: bool,
+}
 
 impl<T: Send> Pull<T> for Source<T> {
     fn set_waker(&mut self, waker: Waker) {
-        self.0.lock().engine = Some(waker);
+        self.shared.lock().engine = Some(waker);
+    }
+
+    fn demand(&mut self, outstanding: u64) {
+        let (blocked, tasks) = {
+            let mut q = self.shared.lock();
+            let before = q.has_room();
+            q.credit = outstanding;
+            let notify = !before && q.has_room();
+            (
+                notify && q.blocked > 0,
+                if notify { q.take_waiting() } else { None },
+            )
+        };
+        self.shared.notify_room(blocked, tasks);
     }
 
     fn pull(&mut self) -> Pulled<T> {
+        if std::mem::take(&mut self.drained) {
+            return Pulled::NotReady;
+        }
         let (step, blocked, tasks) = {
-            let mut q = self.0.lock();
+            let mut q = self.shared.lock();
             let was_full = !q.has_room();
             match q.items.pop_front() {
                 Some(item) => {
-                    q.taker = false;
+                    if q.credit != u64::MAX {
+                        q.credit = q.credit.saturating_sub(1);
+                    }
+                    if q.items.is_empty() && q.end.is_none() {
+                        q.engine_waiting = true;
+                        self.drained = true;
+                    }
                     let notify = was_full && q.has_room();
                     let blocked = notify && q.blocked > 0;
                     let tasks = if notify { q.take_waiting() } else { None };
@@ -343,25 +383,20 @@ impl<T: Send> Pull<T> for Source<T> {
                     Some(Ok(())) => (Pulled::Complete, false, None),
                     Some(Err(e)) => (Pulled::Error(e.clone()), false, None),
                     None => {
-                        // Demand and nothing queued: one element may now be handed over.
-                        let newly = !q.taker;
-                        q.taker = true;
                         q.engine_waiting = true;
-                        let blocked = newly && q.blocked > 0;
-                        let tasks = if newly { q.take_waiting() } else { None };
-                        (Pulled::NotReady, blocked, tasks)
+                        (Pulled::NotReady, false, None)
                     }
                 },
             }
         };
-        self.0.notify_room(blocked, tasks);
+        self.shared.notify_room(blocked, tasks);
         step
     }
 
     fn pull_ahead(&mut self) -> Pulled<T> {
         // No demand: take nothing (the queue alone bounds what waits), report only the end.
-        let mut q = self.0.lock();
-        q.taker = false;
+        self.drained = false;
+        let mut q = self.shared.lock();
         if q.items.is_empty() {
             match &q.end {
                 Some(Ok(())) => return Pulled::Complete,
@@ -377,7 +412,7 @@ impl<T: Send> Pull<T> for Source<T> {
 
 impl<T> Drop for Source<T> {
     fn drop(&mut self) {
-        self.0.close();
+        self.shared.close();
     }
 }
 
