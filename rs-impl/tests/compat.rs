@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures::executor::{block_on, LocalPool, ThreadPool};
 use futures::future::FutureObj;
 use futures::task::{Spawn, SpawnError};
-use futures::{Sink, SinkExt, Stream, StreamExt};
+use futures::{Future, Sink, SinkExt, Stream, StreamExt};
 use rs_api::{
     BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
 };
@@ -437,7 +437,7 @@ fn stream_to_publisher_on_tokio() {
     );
     let (s, result) = collect(RequestStrategy::Prefetch(32));
     p.subscribe(Box::new(s));
-    let items = result.wait().unwrap();
+    let items = rt.block_on(result).unwrap(); // the handle is a future
     assert_eq!(items.len(), 10_000);
 }
 
@@ -1036,7 +1036,7 @@ fn push_async_offer_on_tokio_and_abandonment() {
         }
         // dropped without complete: abandoned
     });
-    let e = handle.wait().unwrap_err();
+    let e = rt.block_on(handle).unwrap_err(); // awaited on tokio
     assert!(e.is::<source::Abandoned>(), "{e}");
 }
 
@@ -1161,4 +1161,82 @@ fn open_ranges_run_to_the_maximum_then_complete() {
         .collect();
     assert_eq!(first, vec![u64::MAX - 2, u64::MAX - 1, u64::MAX]);
     let _ = to_stream::<u64, _>(&source::range(0u64..), 1);
+}
+
+// ----- handle as a future, externally driven subscriber --------------------------------------
+
+#[test]
+fn handle_future_wakes_on_completion_and_on_cancel() {
+    let (publisher, producer) = push::<u8>(0);
+    let (s, handle) = collect(RequestStrategy::Prefetch(2));
+    publisher.subscribe(Box::new(s));
+    let mut handle = Box::pin(handle);
+    let woken = Arc::new(AtomicBool::new(false));
+    struct Flag(Arc<AtomicBool>);
+    impl std::task::Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Flag(woken.clone())));
+    let mut cx = Context::from_waker(&waker);
+    assert!(handle.as_mut().poll(&mut cx).is_pending());
+    producer.try_offer(1).unwrap();
+    assert!(!woken.load(Ordering::SeqCst), "no wake-up before the end");
+    producer.complete();
+    assert!(woken.load(Ordering::SeqCst));
+    assert!(matches!(handle.as_mut().poll(&mut cx), Poll::Ready(Ok(ref v)) if v == &vec![1]));
+    // Taken once: a second poll says so instead of hanging.
+    assert!(matches!(handle.as_mut().poll(&mut cx), Poll::Ready(Err(_))));
+}
+
+#[test]
+fn external_subscriber_bounded_by_its_capacity_across_threads() {
+    use rs_impl::subscriber::external;
+    let (p, calls) = spy(source::range(0u64..100_000));
+    let (s, requester, mut signals) = external::<u64>(16);
+    p.subscribe(Box::new(s));
+    let driver = std::thread::spawn(move || {
+        let mut granted = 0;
+        while granted < 100_000 {
+            let g = requester.request(100_000 - granted);
+            granted += g;
+            if g == 0 {
+                std::thread::yield_now();
+            }
+        }
+        requester
+    });
+    let mut n = 0u64;
+    while let Some(x) = signals.recv() {
+        assert_eq!(x.unwrap(), n);
+        n += 1;
+    }
+    assert_eq!(n, 100_000);
+    let requester = driver.join().unwrap();
+    assert_eq!(calls.requested.load(Ordering::SeqCst), 100_000);
+    assert_eq!(
+        requester.request(1),
+        0,
+        "after the end, nothing is requested"
+    );
+}
+
+#[test]
+fn external_subscriber_passes_request_zero_on_and_cancels_when_dropped() {
+    use rs_impl::subscriber::external;
+    let (s, requester, mut signals) = external::<u8>(4);
+    requester.request(0); // before on_subscribe: kept
+    source::range(0u8..10).subscribe(Box::new(s));
+    let e = signals.recv().unwrap().unwrap_err();
+    assert_eq!(e.spec_violation(), Some(&SpecViolation::NonPositiveRequest));
+    assert!(signals.recv().is_none());
+
+    let (p, calls) = spy(source::never::<u8>());
+    let (s, requester, signals) = external::<u8>(4);
+    p.subscribe(Box::new(s));
+    assert_eq!(requester.request(2), 2);
+    drop(signals);
+    assert_eq!(calls.cancels.load(Ordering::SeqCst), 1);
+    assert!(calls.subscriber_dropped.load(Ordering::SeqCst));
 }

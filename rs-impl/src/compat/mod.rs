@@ -81,9 +81,9 @@
 mod async_subscriber;
 mod iter;
 mod publisher;
-mod ring;
+pub(crate) mod ring;
 mod sink;
-mod stream;
+pub(crate) mod stream;
 mod task;
 
 use rs_api::Publisher;

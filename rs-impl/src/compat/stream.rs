@@ -230,6 +230,31 @@ impl<T> PublisherStream<T> {
     }
 }
 
+/// How a stream whose buffer is empty ends, from the signal bits its last look saw.
+pub(crate) enum Ending {
+    /// The publisher broke rule 1.1: yield this error and cancel upstream.
+    Overflow(Error),
+    /// Over: yield the error, if any, then the end. No call on the subscription any more.
+    Done(Option<Error>),
+}
+
+impl Ending {
+    /// `None`: not over; wait.
+    pub(crate) fn of<T>(outlet: &Outlet<T>) -> Option<Ending> {
+        let flags = outlet.flags();
+        if flags & OVERFLOW != 0 {
+            let capacity = outlet.ring().capacity();
+            Some(Ending::Overflow(CompatError::Overflow { capacity }.into()))
+        } else if flags & DONE != 0 {
+            Some(Ending::Done(outlet.ring().take_error()))
+        } else if flags & CLOSED != 0 {
+            Some(Ending::Done(Some(CompatError::Dropped.into())))
+        } else {
+            None
+        }
+    }
+}
+
 impl<T> Unpin for PublisherStream<T> {}
 
 impl<T> Stream for PublisherStream<T> {
@@ -257,18 +282,16 @@ impl<T> Stream for PublisherStream<T> {
                     continue;
                 }
             }
-            if flags & OVERFLOW != 0 {
-                this.cancel();
-                let capacity = this.outlet.ring().capacity();
-                return Poll::Ready(Some(Err(CompatError::Overflow { capacity }.into())));
-            }
-            if flags & DONE != 0 {
-                this.end();
-                return Poll::Ready(this.outlet.ring().take_error().map(Err));
-            }
-            if flags & CLOSED != 0 {
-                this.end();
-                return Poll::Ready(Some(Err(CompatError::Dropped.into())));
+            match Ending::of(&this.outlet) {
+                Some(Ending::Overflow(e)) => {
+                    this.cancel();
+                    return Poll::Ready(Some(Err(e)));
+                }
+                Some(Ending::Done(last)) => {
+                    this.end();
+                    return Poll::Ready(last.map(Err));
+                }
+                None => {}
             }
             if this.outlet.park(cx.waker()) {
                 return Poll::Pending;

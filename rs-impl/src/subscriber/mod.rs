@@ -1,4 +1,6 @@
-//! Ready-made subscribers: [`collect`] into a `Vec`, and [`for_each`] element.
+//! Ready-made subscribers: [`collect`] into a `Vec`, [`for_each`] element, and [`external`]:
+//! one whose demand and signals are driven from outside (for bridges and event loops; its
+//! own docs give its contract).
 //!
 //! # Contract
 //!
@@ -12,7 +14,7 @@
 //!   its handle's `cancel` (from any thread) never overlap on the subscription, and nothing is
 //!   requested after the cancel; no lock is held while calling out.
 //! * **The handle:** each subscriber comes with a handle that waits for the outcome from any
-//!   thread, and can cancel the subscription. If the subscriber is dropped without a terminal
+//!   thread (or is awaited: it is a `Future`), and can cancel the subscription. If the subscriber is dropped without a terminal
 //!   signal (cancelled, or a panic made the publisher drop it), the outcome is the
 //!   [`Cancelled`] error — a waiting thread never hangs on a subscriber that is gone.
 //! * **Cost:** no lock and no allocation per element (`collect` pushes into its own `Vec`; the
@@ -41,7 +43,14 @@
 //! assert_eq!(total.load(std::sync::atomic::Ordering::Relaxed), 10);
 //! ```
 
+mod external;
+
+pub use external::{external, External, Requester, Signals};
+
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use rs_api::{Error, Subscriber, SubscriptionRef, UNBOUNDED};
@@ -274,6 +283,8 @@ struct Slot<R> {
     /// The outcome, and whether one was ever set (it can be taken once).
     outcome: Mutex<(Option<Result<R, Error>>, bool)>,
     ready: Condvar,
+    /// The task awaiting the handle, registered under the `outcome` lock.
+    waker: Mutex<Option<Waker>>,
     /// The calls on the subscription, for the handle's `cancel`.
     gate: Arc<Gate>,
 }
@@ -283,6 +294,7 @@ impl<R> Slot<R> {
         Arc::new(Slot {
             outcome: Mutex::new((None, false)),
             ready: Condvar::new(),
+            waker: Mutex::new(None),
             gate: Gate::new(),
         })
     }
@@ -295,7 +307,24 @@ impl<R> Slot<R> {
             self.ready.notify_all();
         }
         drop(slot);
+        let waker = self.waker.lock().take();
+        if let Some(w) = waker {
+            w.wake();
+        }
         self.gate.end();
+    }
+
+    fn poll(&self, cx: &mut Context<'_>) -> Poll<Result<R, Error>> {
+        let mut slot = self.outcome.lock();
+        if let Some(outcome) = slot.0.take() {
+            return Poll::Ready(outcome);
+        }
+        if slot.1 {
+            return Poll::Ready(Err(Error::new(AlreadyTaken)));
+        }
+        // Registered before `complete` can take the lock to set the outcome: no lost wake-up.
+        *self.waker.lock() = Some(cx.waker().clone());
+        Poll::Pending
     }
 
     fn wait(&self) -> Result<R, Error> {
@@ -343,8 +372,27 @@ impl<R> Slot<R> {
 }
 
 /// A handle on the outcome of a [`collect`] or [`for_each`] subscriber.
+///
+/// Wait for it from a thread ([`wait`](Self::wait)) or `.await` it: it is a `Future` of the
+/// same outcome, woken by the subscriber's terminal signal (or its drop), on any executor.
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// let (s, handle) = collect(RequestStrategy::Prefetch(4));
+/// rs_impl::source::range(0u8..3).subscribe(Box::new(s));
+/// assert_eq!(futures::executor::block_on(handle).unwrap(), vec![0, 1, 2]);
+/// ```
 pub struct Handle<R> {
     slot: Arc<Slot<R>>,
+}
+
+impl<R> Future for Handle<R> {
+    type Output = Result<R, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.slot.poll(cx)
+    }
 }
 
 impl<R> fmt::Debug for Handle<R> {

@@ -276,3 +276,75 @@ impl crate::calls::Canceller for BrokenDirectCancel {
         self.0.cancel();
     }
 }
+
+// ----- publisher → stream handoff ------------------------------------------------------------
+
+/// The state of [`BrokenHandoff`]: a one-element mailbox with a parked flag.
+#[derive(Default)]
+pub(crate) struct BrokenMailbox {
+    /// 0: empty; `x + 1`: the element `x`.
+    item: AtomicU64,
+    done: AtomicBool,
+    parked: AtomicBool,
+    waker: Mutex<Option<std::task::Waker>>,
+}
+
+impl BrokenMailbox {
+    fn wake_if_parked(&self) {
+        if self.parked.swap(false, Ordering::AcqRel) {
+            let w = self.waker.lock().clone();
+            if let Some(w) = w {
+                w.wake();
+            }
+        }
+    }
+
+    /// Takes the element, if any.
+    fn take(&self) -> Option<u64> {
+        self.item.swap(0, Ordering::AcqRel).checked_sub(1)
+    }
+}
+
+/// The producer half of [`BrokenHandoff`].
+pub(crate) struct BrokenInlet(rs_impl::loom::sync::Arc<BrokenMailbox>);
+
+impl Subscriber<u64> for BrokenInlet {
+    fn on_subscribe(&mut self, _s: SubscriptionRef) {}
+    fn on_next(&mut self, item: u64) {
+        self.0.item.store(item + 1, Ordering::Release);
+        self.0.wake_if_parked();
+    }
+    fn on_error(&mut self, _e: Error) {
+        self.on_complete();
+    }
+    fn on_complete(&mut self) {
+        self.0.done.store(true, Ordering::Release);
+        self.0.wake_if_parked();
+    }
+}
+
+/// BUG: the missing re-check. The consumer looks for an element, then registers its waker and
+/// parks, without looking again: an element (or the end) published between its look and its
+/// parking finds it not parked yet, so nobody wakes it (a lost wake-up). The real ring parks
+/// with a read-modify-write of the word the producer publishes through, and re-checks.
+pub(crate) struct BrokenHandoff(rs_impl::loom::sync::Arc<BrokenMailbox>);
+
+impl crate::stream::Handoff for BrokenHandoff {
+    type Producer = BrokenInlet;
+    fn split() -> (BrokenInlet, BrokenHandoff) {
+        let m = rs_impl::loom::sync::Arc::new(BrokenMailbox::default());
+        (BrokenInlet(m.clone()), BrokenHandoff(m))
+    }
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<u64>> {
+        if let Some(x) = self.0.take() {
+            return std::task::Poll::Ready(Some(x));
+        }
+        if self.0.done.load(Ordering::Acquire) {
+            // `done` was stored after the element: acquiring it makes the element visible.
+            return std::task::Poll::Ready(self.0.take());
+        }
+        *self.0.waker.lock() = Some(cx.waker().clone());
+        self.0.parked.store(true, Ordering::Release);
+        std::task::Poll::Pending
+    }
+}

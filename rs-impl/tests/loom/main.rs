@@ -18,6 +18,7 @@
 //! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
+//! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
 #![cfg(rs_loom)]
 // Tests use std `Arc`/`Weak` drop tokens next to the facade's loom types.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
@@ -29,6 +30,7 @@ mod demand;
 mod drain;
 mod on_subscribe;
 mod probe;
+mod stream;
 mod terminal;
 
 /// Runs `model` exhaustively (no preemption bound, whatever `LOOM_MAX_PREEMPTIONS` says), for
