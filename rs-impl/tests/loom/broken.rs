@@ -282,8 +282,8 @@ impl crate::calls::Canceller for BrokenDirectCancel {
 /// The state of [`BrokenHandoff`]: a one-element mailbox with a parked flag.
 #[derive(Default)]
 pub(crate) struct BrokenMailbox {
-    /// 0: empty; `x + 1`: the element `x`.
-    item: AtomicU64,
+    /// The elements waiting.
+    item: Mutex<std::collections::VecDeque<u64>>,
     done: AtomicBool,
     parked: AtomicBool,
     waker: Mutex<Option<std::task::Waker>>,
@@ -301,7 +301,7 @@ impl BrokenMailbox {
 
     /// Takes the element, if any.
     fn take(&self) -> Option<u64> {
-        self.item.swap(0, Ordering::AcqRel).checked_sub(1)
+        self.item.lock().pop_front()
     }
 }
 
@@ -311,7 +311,7 @@ pub(crate) struct BrokenInlet(rs_impl::loom::sync::Arc<BrokenMailbox>);
 impl Subscriber<u64> for BrokenInlet {
     fn on_subscribe(&mut self, _s: SubscriptionRef) {}
     fn on_next(&mut self, item: u64) {
-        self.0.item.store(item + 1, Ordering::Release);
+        self.0.item.lock().push_back(item);
         self.0.wake_if_parked();
     }
     fn on_error(&mut self, _e: Error) {

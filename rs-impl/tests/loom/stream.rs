@@ -8,18 +8,30 @@ use std::task::{Context, Poll, Wake, Waker};
 use futures::Stream;
 use rs_api::{Subscriber, Subscription};
 use rs_impl::compat::{stream_subscriber, PublisherStream, StreamSubscriber};
-use rs_impl::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use rs_impl::loom::sync::atomic::{AtomicUsize, Ordering};
+use rs_impl::loom::sync::Mutex;
 use rs_impl::loom::thread;
 
 use crate::broken::BrokenHandoff;
 
-/// A waker that records that it was woken (a loom atomic, so the model sees the edge).
+/// A waker that records that it was woken, and whether the producer is done, under one loom
+/// lock: the model's own bookkeeping is totally ordered, so only the handoff under test can
+/// lose a wake-up.
 #[derive(Default)]
-struct Flag(AtomicBool);
+struct Flag(Mutex<(bool, bool)>);
+
+impl Flag {
+    /// Takes the wake-up, if any; and whether everything was sent.
+    fn take(&self) -> (bool, bool) {
+        let mut g = self.0.lock();
+        let woken = std::mem::take(&mut g.0);
+        (woken, g.1)
+    }
+}
 
 impl Wake for Flag {
     fn wake(self: StdArc<Self>) {
-        self.0.store(true, Ordering::Release);
+        self.0.lock().0 = true;
     }
 }
 
@@ -60,60 +72,56 @@ impl Handoff for Real {
 }
 
 /// No lost wake-up, and every element seen once (plus loom's causality check of the buffer
-/// slot: the element written on one thread is read on the other only after it was
-/// published). Interleaving: the consumer polls (finds nothing, registers its waker, parks)
-/// while the producer thread delivers `on_next(7)` and `on_complete` — before, during, or
-/// after the consumer's parking. In every interleaving either the poll sees the element, or
-/// the consumer was woken; the next polls then see the element and the end.
+/// slots: an element written on one thread is read on the other only after it was published).
+/// Interleaving: the producer thread delivers `on_next(1)`, `on_next(2)` and `on_complete`
+/// while the consumer polls — concurrently with each signal, in particular between its look
+/// at the buffer and its parking. The consumer polls again after `Pending` only when woken,
+/// like an executor; if it is parked, not woken, and the producer is done, the wake-up was
+/// lost.
 pub(crate) fn waker_racing_on_next<H: Handoff>() {
     let (mut producer, mut consumer) = H::split();
     producer.on_subscribe(StdArc::new(Requests::default()));
     let woken = StdArc::new(Flag::default());
     let waker = Waker::from(woken.clone());
     let mut cx = Context::from_waker(&waker);
-    // The first poll takes the subscription and requests; nothing has arrived yet.
+    // The first poll takes the subscription and requests 2; nothing has arrived yet.
     assert!(consumer.poll(&mut cx).is_pending(), "nothing sent yet");
-    let other = thread::spawn(move || {
-        producer.on_next(7);
-        producer.on_complete();
-        drop(producer);
-    });
-    let mut seen = Vec::new();
-    let mut ended = false;
-    // The race: one poll concurrent with the producer.
-    let mut pending = match consumer.poll(&mut cx) {
-        Poll::Ready(Some(x)) => {
-            seen.push(x);
-            false
-        }
-        Poll::Ready(None) => {
-            ended = true;
-            false
-        }
-        Poll::Pending => true,
+    let other = {
+        let flag = woken.clone();
+        thread::spawn(move || {
+            producer.on_next(1);
+            producer.on_next(2);
+            producer.on_complete();
+            drop(producer);
+            flag.0.lock().1 = true; // everything sent
+        })
     };
-    other.join().unwrap();
-    // Everything is sent. After a `Pending`, a consumer is polled again only when woken: one
-    // parked without a wake-up to come would sleep forever.
-    while !ended {
-        let was_woken = woken.0.swap(false, Ordering::Acquire);
-        assert!(
-            !pending || was_woken,
-            "no lost wake-up: the stream returned Pending and was never woken"
-        );
-        pending = match consumer.poll(&mut cx) {
+    let mut seen = Vec::new();
+    let mut pending = true;
+    loop {
+        if pending {
+            let (was_woken, all_sent) = woken.take();
+            if !was_woken {
+                // Everything sent and no wake-up: the stream would sleep forever.
+                assert!(
+                    !all_sent,
+                    "no lost wake-up: the stream returned Pending and was never woken"
+                );
+                thread::yield_now(); // an executor waiting for the wake-up
+                continue;
+            }
+        }
+        match consumer.poll(&mut cx) {
             Poll::Ready(Some(x)) => {
                 seen.push(x);
-                false
+                pending = false;
             }
-            Poll::Ready(None) => {
-                ended = true;
-                false
-            }
-            Poll::Pending => true,
-        };
+            Poll::Ready(None) => break,
+            Poll::Pending => pending = true,
+        }
     }
-    assert_eq!(seen, vec![7], "every element exactly once");
+    other.join().unwrap();
+    assert_eq!(seen, vec![1, 2], "every element exactly once, in order");
 }
 
 #[test]
