@@ -11,7 +11,7 @@
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
-//! | [`report`] | where subscriber panics are reported (rule 2.13) |
+//! | [`report`] | the rule 2.13 guard for subscriber calls ([`report::guard`]), and where subscriber panics are reported |
 //!
 //! # Examples
 //!

@@ -253,10 +253,9 @@ fn publisher_to_stream_requests_lazily_and_in_halves() {
         );
     }
     assert_eq!(consumed, 100);
-    // 8, then 4 per 4 consumed, the last one asked by the poll that found the end (a no-op
-    // for a completed publisher: rule 3.6).
-    assert_eq!(calls.requested.load(Ordering::SeqCst), 108);
-    assert_eq!(calls.requests.load(Ordering::SeqCst), 26);
+    // 8, then 4 per 4 consumed; none once on_complete has arrived (rule 2.4).
+    assert_eq!(calls.requested.load(Ordering::SeqCst), 100);
+    assert_eq!(calls.requests.load(Ordering::SeqCst), 24);
 }
 
 #[test]
@@ -787,10 +786,10 @@ fn sink_subscriber_requests_as_the_sink_has_room_and_closes_at_the_end() {
     let r = rec.lock().unwrap();
     assert_eq!(r.accepted, (0..50).collect::<Vec<_>>());
     assert!(r.closed, "closed on completion");
-    // One request of 1 per ready sink: one per element, and one more that found the end.
-    assert_eq!(calls.requested.load(Ordering::SeqCst), 51);
-    assert_eq!(calls.requests.load(Ordering::SeqCst), 51);
-    assert!(r.ready_calls >= 51);
+    // One request of 1 per ready sink, one per element; none after on_complete (rule 2.4).
+    assert_eq!(calls.requested.load(Ordering::SeqCst), 50);
+    assert_eq!(calls.requests.load(Ordering::SeqCst), 50);
+    assert!(r.ready_calls >= 50);
 }
 
 #[test]

@@ -142,9 +142,8 @@ where
             waker: Mutex::new(None),
         });
         let handle: rs_api::SubscriptionRef = control.clone();
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle))) {
+        if report::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
             control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
-            report::subscriber_panicked("on_subscribe", payload);
             report::drop_guarded(subscriber);
             report::drop_guarded(stream);
             return;

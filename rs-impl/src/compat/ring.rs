@@ -130,6 +130,12 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Whether no terminal signal (nor an overflow, nor the subscriber's drop) has arrived:
+    /// the subscription may still be called. One load; asked once per request, not per element.
+    pub(crate) fn is_open(&self) -> bool {
+        self.state.load(Ordering::Acquire) & (DONE | OVERFLOW | CLOSED) == 0
+    }
+
     /// Takes the subscription handed over by `on_subscribe` (once).
     pub(crate) fn take_subscription(&self) -> Option<SubscriptionRef> {
         self.subscription.lock().take()

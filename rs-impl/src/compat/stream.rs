@@ -267,7 +267,9 @@ impl<T> Stream for PublisherStream<T> {
         }
         loop {
             if let Some(s) = &this.subscription {
-                if let Some(n) = this.demand.due() {
+                // Rule 2.4: no request once a terminal signal has arrived (it may be waiting
+                // in the buffer behind elements not consumed yet).
+                if let Some(n) = this.demand.due().filter(|_| this.outlet.ring().is_open()) {
                     s.request(n);
                 }
             }
