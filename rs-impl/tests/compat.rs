@@ -536,20 +536,57 @@ fn stream_to_publisher_polls_only_while_there_is_demand() {
     }
     p.subscribe(Box::new(Manual(got.clone(), sub.clone())));
     pool.run_until_stalled();
-    assert_eq!(polls.load(Ordering::SeqCst), 0, "no demand, no poll");
+    // No demand: one look-ahead poll (to learn an end without waiting for demand), whose
+    // element is held, not delivered.
+    assert_eq!(polls.load(Ordering::SeqCst), 1);
+    assert!(got.lock().unwrap().is_empty());
     let s = sub.lock().unwrap().clone().unwrap();
     s.request(3);
     pool.run_until_stalled();
-    assert_eq!(polls.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        3 + 1,
+        "the requested, then one ahead"
+    );
     assert_eq!(*got.lock().unwrap(), vec![0, 1, 2]);
     s.request(2);
     pool.run_until_stalled();
-    assert_eq!(polls.load(Ordering::SeqCst), 5);
+    assert_eq!(polls.load(Ordering::SeqCst), 5 + 1);
+    assert_eq!(*got.lock().unwrap(), vec![0, 1, 2, 3, 4]);
     s.cancel();
     pool.run_until_stalled();
     s.request(10); // 3.6: a no-op after cancel
     pool.run_until_stalled();
-    assert_eq!(polls.load(Ordering::SeqCst), 5);
+    assert_eq!(polls.load(Ordering::SeqCst), 6);
+    assert_eq!(got.lock().unwrap().len(), 5);
+}
+
+#[test]
+fn a_failed_or_finished_stream_ends_without_demand() {
+    let mut pool = LocalPool::new();
+    let (s, r) = collect::<u8>(RequestStrategy::Prefetch(1));
+    struct NoRequest<S>(S);
+    impl<S: Subscriber<u8>> Subscriber<u8> for NoRequest<S> {
+        fn on_subscribe(&mut self, _s: SubscriptionRef) {} // never requests
+        fn on_next(&mut self, x: u8) {
+            self.0.on_next(x);
+        }
+        fn on_error(&mut self, e: Error) {
+            self.0.on_error(e);
+        }
+        fn on_complete(&mut self) {
+            self.0.on_complete();
+        }
+    }
+    let failing = futures::stream::iter([Err::<u8, Error>(Error::msg("no disk"))]);
+    from_try_stream(failing, pool.spawner()).subscribe(Box::new(NoRequest(s)));
+    pool.run_until_stalled();
+    assert_eq!(r.try_take().unwrap().unwrap_err().to_string(), "no disk");
+
+    let (s, r) = collect::<u8>(RequestStrategy::Prefetch(1));
+    from_stream(futures::stream::empty::<u8>(), pool.spawner()).subscribe(Box::new(NoRequest(s)));
+    pool.run_until_stalled();
+    assert_eq!(r.try_take().unwrap().unwrap(), Vec::<u8>::new());
 }
 
 /// Pending forever (never wakes); records its drop.
@@ -693,8 +730,9 @@ fn ten_million_elements_stream_to_publisher_bounded_on_tokio() {
     p.subscribe(Box::new(s));
     done.wait().unwrap();
     assert_eq!(sum.load(Ordering::SeqCst), (0..10_000_000u64).sum::<u64>());
-    // Nothing buffered: each element polled goes straight to on_next and is dropped there.
-    assert_eq!(live.max.load(Ordering::SeqCst), 1);
+    // Nothing buffered: each element polled goes straight to on_next and is dropped there,
+    // but for the one a look-ahead poll may hold while demand is used up.
+    assert!(live.max.load(Ordering::SeqCst) <= 2);
 }
 
 // ----- round trip -----------------------------------------------------------------------------

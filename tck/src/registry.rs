@@ -22,6 +22,10 @@
 //! | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)` | subscriber whitebox, blackbox | whitebox through [`ProbeReporting`](crate::subscriber::ProbeReporting); the puppet's `signal_cancel` is the handle's `cancel` |
 //! | `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox | as above |
 //! | `processor::IdentityProcessor` | identity processor | buffer 16, `does_coordinated_emission() = true`, failed publisher: a processor subscribed to `source::failed` |
+//!
+//! The async-Rust bridges and the push source (module `compat`): `compat::from_stream`,
+//! `source::push(0)` and the round trip `to_stream → from_try_stream` (publisher);
+//! `compat::sink_subscriber` and `compat::from_async` (subscriber whitebox and blackbox).
 
 use rs_api::Error;
 use rs_impl::source::{self, Pull, Pulled};
@@ -29,6 +33,7 @@ use rs_impl::source::{self, Pull, Pulled};
 use crate::publisher::{self, BoxPublisher, PublisherFactory};
 use crate::suite::Suite;
 
+mod compat;
 mod subscribers;
 
 /// Every built-in implementation with its verification.
@@ -68,6 +73,7 @@ pub fn builtins() -> Vec<Suite> {
         ),
     ];
     suites.extend(subscribers::suites());
+    suites.extend(compat::suites());
     suites
 }
 

@@ -50,10 +50,13 @@ impl<T, S> fmt::Debug for StreamPublisher<T, S> {
 ///
 /// * **Unicast:** a stream can be read once. The first subscriber gets it; later ones are
 ///   refused (`on_subscribe`, then `on_error(`[`SpecViolation::Rejected`]`)`, rule 1.9).
-/// * **Demand-driven:** the task polls the stream only while the subscriber has outstanding
-///   demand; with none it parks, and `request` wakes it (from any thread, re-entrantly from
-///   `on_next` too: then it only adds demand, rule 3.3). Nothing is buffered: each element
-///   polled is handed to `on_next` at once.
+/// * **Demand-driven:** the task polls the stream while the subscriber has outstanding demand.
+///   When the demand is used up it polls **once more, ahead**, as the cold sources do, so that
+///   a finite (or failed) stream ends without waiting for a request that would only find the
+///   end (rules 1.4, 1.5, 1.6, 1.9); an element that look-ahead finds is held until the next
+///   request. Then it parks, and `request` wakes it (from any thread, re-entrantly from
+///   `on_next` too: then it only adds demand, rule 3.3). The bound: at most one element held,
+///   nothing else buffered.
 /// * **Which thread runs the callbacks:** `on_subscribe` runs in `subscribe`, on the caller's
 ///   thread; every other signal runs on the executor's task, one at a time (1.3).
 /// * **End:** the stream's end is `on_complete`; the stream is dropped right after (and
@@ -154,6 +157,7 @@ where
             subscriber: Some(subscriber),
             emitted: 0,
             limit: 0,
+            ahead: None,
         };
         spawn(&self.spawner, task);
     }
@@ -249,6 +253,8 @@ struct Drive<T> {
     emitted: u64,
     /// The demand total last read; re-read only when `emitted` reaches it.
     limit: u64,
+    /// The element the look-ahead poll found, held until there is demand for it (at most one).
+    ahead: Option<T>,
 }
 
 impl<T> Drive<T> {
@@ -256,6 +262,7 @@ impl<T> Drive<T> {
     fn finish(&mut self) {
         self.control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         report::drop_guarded(self.stream.take());
+        report::drop_guarded(self.ahead.take());
         report::drop_guarded(self.subscriber.take());
     }
 
@@ -263,6 +270,7 @@ impl<T> Drive<T> {
     fn terminate(&mut self, error: Option<Error>) {
         self.control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         report::drop_guarded(self.stream.take());
+        report::drop_guarded(self.ahead.take());
         if let Some(mut s) = self.subscriber.take() {
             let (signal, outcome) = match error {
                 Some(e) => ("on_error", catch_unwind(AssertUnwindSafe(|| s.on_error(e)))),
@@ -279,6 +287,9 @@ impl<T> Drive<T> {
     }
 }
 
+// Nothing in `Drive` is pinned structurally (the stream is boxed and pinned on its own).
+impl<T> Unpin for Drive<T> {}
+
 impl<T> Future for Drive<T> {
     type Output = ();
 
@@ -286,10 +297,6 @@ impl<T> Future for Drive<T> {
         let this = self.get_mut();
         let mut budget = BUDGET;
         loop {
-            let (Some(stream), Some(subscriber)) = (this.stream.as_mut(), this.subscriber.as_mut())
-            else {
-                return Poll::Ready(());
-            };
             let flags = this.control.flags.load(Ordering::Acquire);
             if flags & CANCELLED != 0 {
                 this.finish();
@@ -301,10 +308,19 @@ impl<T> Future for Drive<T> {
             }
             if this.emitted == this.limit {
                 this.limit = this.control.demand.total();
-                if this.emitted == this.limit && this.limit != UNBOUNDED {
-                    // No demand: do not poll the stream; wait for a request.
-                    if this.control.park(cx.waker(), Some(this.limit)) {
-                        return Poll::Pending;
+            }
+            let demand = this.emitted != this.limit || this.limit == UNBOUNDED;
+            if !demand && this.ahead.is_some() {
+                // Demand used up and the next element held: wait for a request.
+                if this.control.park(cx.waker(), Some(this.limit)) {
+                    return Poll::Pending;
+                }
+                continue;
+            }
+            if demand {
+                if let Some(item) = this.ahead.take() {
+                    if !this.emit(item) {
+                        return Poll::Ready(());
                     }
                     continue;
                 }
@@ -314,14 +330,16 @@ impl<T> Future for Drive<T> {
                 return Poll::Pending;
             }
             budget -= 1;
+            let Some(stream) = this.stream.as_mut() else {
+                return Poll::Ready(());
+            };
+            // With demand, the next element; without, the look-ahead poll that learns the end
+            // (or holds the one element it finds until the next request).
             match catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(cx))) {
                 Ok(Poll::Ready(Some(Ok(item)))) => {
-                    this.emitted += 1;
-                    if let Err(payload) =
-                        catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item)))
-                    {
-                        this.finish(); // 2.13: a panicking subscriber is a cancelled one
-                        report::subscriber_panicked("on_next", payload);
+                    if !demand {
+                        this.ahead = Some(item);
+                    } else if !this.emit(item) {
                         return Poll::Ready(());
                     }
                 }
@@ -334,8 +352,9 @@ impl<T> Future for Drive<T> {
                     return Poll::Ready(());
                 }
                 Ok(Poll::Pending) => {
-                    // The stream wakes us when it has more; `cancel` must wake us too.
-                    if this.control.park(cx.waker(), None) {
+                    // The stream wakes us when it has more; `request` and `cancel` must too.
+                    let limit = (!demand).then_some(this.limit);
+                    if this.control.park(cx.waker(), limit) {
                         return Poll::Pending;
                     }
                 }
@@ -348,6 +367,23 @@ impl<T> Future for Drive<T> {
                 }
             }
         }
+    }
+}
+
+impl<T> Drive<T> {
+    /// `on_next(item)` under the 2.13 guard; `false` if the subscriber panicked (it is then
+    /// cancelled and dropped).
+    #[inline]
+    fn emit(&mut self, item: T) -> bool {
+        let Some(subscriber) = self.subscriber.as_mut() else {
+            return false;
+        };
+        self.emitted += 1;
+        if report::guard("on_next", || subscriber.on_next(item)).is_err() {
+            self.finish(); // a panicking subscriber is a cancelled one
+            return false;
+        }
+        true
     }
 }
 
