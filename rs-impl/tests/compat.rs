@@ -1139,8 +1139,11 @@ fn push_from_many_threads_loses_nothing() {
 
 // ----- Pull: not ready, wake me later ---------------------------------------------------------
 
+/// A one-slot mailbox (`Some(None)`: the end) and the engine's waker.
+type Slot = Mutex<(Option<Option<u64>>, Option<std::task::Waker>)>;
+
 /// A pull source fed one element at a time from another thread through a one-slot mailbox.
-struct Mailbox(Arc<Mutex<(Option<Option<u64>>, Option<std::task::Waker>)>>);
+struct Mailbox(Arc<Slot>);
 
 impl Pull<u64> for Mailbox {
     fn set_waker(&mut self, waker: std::task::Waker) {

@@ -1,56 +1,4 @@
-//! A bounded push source: a publisher fed by a [`Producer`] handle from callbacks, from a
-//! thread of its own, or from async code.
-//!
-//! # Contract
-//!
-//! * **Unicast, hot.** [`push`] returns a publisher and its producer. The first subscriber
-//!   gets every element offered (those queued before it subscribed first); any later
-//!   subscriber is refused: `on_subscribe`, then `on_error(`[`SpecViolation::Rejected`]`)`
-//!   (rule 1.9). Elements are never duplicated nor dropped while the subscription lives.
-//! * **Bounded (what bounds memory).** The queue holds at most `capacity` elements beyond
-//!   the subscriber's outstanding demand: an offer finds room while fewer than
-//!   `capacity + outstanding` elements are queued. So with **capacity 0 the producer waits for
-//!   demand** (it may run ahead exactly as far as the subscriber asked, and no further), and
-//!   at most `capacity` elements ever wait for a request. Nothing else is buffered anywhere.
-//! * **Offering.** [`Producer::try_offer`] never waits ([`TryOfferError::Full`] when there is
-//!   no room); [`Producer::offer_blocking`] blocks the thread until there is room;
-//!   [`Producer::offer`] is a future that waits without blocking. All three fail with the
-//!   element given back once the stream is over (cancelled, completed, failed, refused).
-//! * **Which thread runs the subscriber's callbacks:** whichever thread makes progress
-//!   possible — the producer's thread in its `offer` when there is demand (the subscriber is
-//!   called from inside the offer, outside every lock), the thread that calls `request` when
-//!   elements were queued, or the thread that calls [`Producer::complete`] /
-//!   [`Producer::fail`]. Signals are serial (1.3) through the [serial drain loop](crate::serial).
-//! * **Demand** follows the [`Pull`](super::Pull) engine: `request(0)` is the 3.9 error,
-//!   demand saturates (3.17), and `request` may be called from any thread and re-entrantly.
-//! * **End.** [`Producer::complete`] / [`Producer::fail`] end the stream after the queued
-//!   elements (the terminal signal needs no demand once the queue is empty). Dropping every
-//!   producer without either fails the stream with [`Abandoned`] (never a silent truncation).
-//!   Dropping the publisher before anyone subscribed closes the producer side.
-//! * **Cancel** (3.13): the subscriber, the queue and its elements are dropped at once; every
-//!   waiting and later offer fails with [`Closed`].
-//! * **Panics:** a panicking subscriber is cancelled (2.13) and the producer sees [`Closed`].
-//!
-//! # Examples
-//!
-//! A publisher that emits from a thread of its own, waiting for demand (capacity 0):
-//!
-//! ```
-//! use rs_api::Publisher;
-//! use rs_impl::source::push;
-//! use rs_impl::subscriber::{collect, RequestStrategy};
-//!
-//! let (publisher, producer) = push::<u32>(0);
-//! let (s, result) = collect(RequestStrategy::Prefetch(4));
-//! publisher.subscribe(Box::new(s));
-//! std::thread::spawn(move || {
-//!     for i in 0..100 {
-//!         producer.offer_blocking(i).expect("still subscribed");
-//!     }
-//!     producer.complete();
-//! });
-//! assert_eq!(result.wait().unwrap(), (0..100).collect::<Vec<_>>());
-//! ```
+//! The bounded push source: see [`push`] for the contract.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -238,12 +186,65 @@ impl<T> Shared<T> {
     }
 }
 
-/// Creates a bounded push source: the publisher and its producer handle.
+/// Creates a bounded push source (a publisher fed by a [`Producer`] handle from callbacks,
+/// from a thread of its own, or from async code): the publisher and its producer handle.
 ///
 /// `capacity` is how many elements may wait for demand; with 0 every offer waits until the
-/// subscriber has requested the element (see the [module docs](self)).
+/// subscriber has requested the element.
+///
+///
+/// # Contract
+///
+/// * **Unicast, hot.** [`push`] returns a publisher and its producer. The first subscriber
+///   gets every element offered (those queued before it subscribed first); any later
+///   subscriber is refused: `on_subscribe`, then `on_error(`[`SpecViolation::Rejected`]`)`
+///   (rule 1.9). Elements are never duplicated nor dropped while the subscription lives.
+/// * **Bounded (what bounds memory).** The queue holds at most `capacity` elements beyond
+///   the subscriber's outstanding demand: an offer finds room while fewer than
+///   `capacity + outstanding` elements are queued. So with **capacity 0 the producer waits for
+///   demand** (it may run ahead exactly as far as the subscriber asked, and no further), and
+///   at most `capacity` elements ever wait for a request. Nothing else is buffered anywhere.
+/// * **Offering.** [`Producer::try_offer`] never waits ([`TryOfferError::Full`] when there is
+///   no room); [`Producer::offer_blocking`] blocks the thread until there is room;
+///   [`Producer::offer`] is a future that waits without blocking. All three fail with the
+///   element given back once the stream is over (cancelled, completed, failed, refused).
+/// * **Which thread runs the subscriber's callbacks:** whichever thread makes progress
+///   possible — the producer's thread in its `offer` when there is demand (the subscriber is
+///   called from inside the offer, outside every lock), the thread that calls `request` when
+///   elements were queued, or the thread that calls [`Producer::complete`] /
+///   [`Producer::fail`]. Signals are serial (1.3) through the [serial drain loop](crate::serial).
+/// * **Demand** follows the [`Pull`](super::Pull) engine: `request(0)` is the 3.9 error,
+///   demand saturates (3.17), and `request` may be called from any thread and re-entrantly.
+/// * **End.** [`Producer::complete`] / [`Producer::fail`] end the stream after the queued
+///   elements (the terminal signal needs no demand once the queue is empty). Dropping every
+///   producer without either fails the stream with [`Abandoned`] (never a silent truncation).
+///   Dropping the publisher before anyone subscribed closes the producer side.
+/// * **Cancel** (3.13): the subscriber, the queue and its elements are dropped at once; every
+///   waiting and later offer fails with [`Closed`].
+/// * **Panics:** a panicking subscriber is cancelled (2.13) and the producer sees [`Closed`].
 ///
 /// # Examples
+///
+/// A publisher that emits from a thread of its own, waiting for demand (capacity 0):
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::source::push;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// let (publisher, producer) = push::<u32>(0);
+/// let (s, result) = collect(RequestStrategy::Prefetch(4));
+/// publisher.subscribe(Box::new(s));
+/// std::thread::spawn(move || {
+///     for i in 0..100 {
+///         producer.offer_blocking(i).expect("still subscribed");
+///     }
+///     producer.complete();
+/// });
+/// assert_eq!(result.wait().unwrap(), (0..100).collect::<Vec<_>>());
+/// ```
+///
+/// Capacity 2:
 ///
 /// ```
 /// use rs_api::Publisher;
@@ -284,7 +285,7 @@ pub fn push<T: Send + 'static>(capacity: usize) -> (PushPublisher<T>, Producer<T
     )
 }
 
-/// The publisher side of a [`push`] source (unicast: see the [module docs](self)).
+/// The publisher side of a [`push`] source (unicast: see the contract of [`push`]).
 pub struct PushPublisher<T> {
     /// The queue, until the first subscriber takes it.
     shared: Mutex<Option<Arc<Shared<T>>>>,
@@ -473,7 +474,7 @@ impl<T> Producer<T> {
     ///
     /// # Examples
     ///
-    /// See the [module docs](self).
+    /// See the contract of [`push`].
     pub fn offer_blocking(&self, item: T) -> Result<(), Closed<T>> {
         let mut item = item;
         let mut q = self.shared.lock();
