@@ -187,6 +187,34 @@ pub fn sum_below(_param: u64, n: u64) -> u64 {
     (n * n.saturating_sub(1) / 2) as u64
 }
 
+impl Scenario {
+    /// Runs every cell with a few small `n` (among them 0 and 1) and panics if a checksum is
+    /// wrong: the check each scenario module's test makes.
+    ///
+    /// # Panics
+    ///
+    /// When an implementation loses or duplicates elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// rs_benches::scenarios::source::scenario().assert_every_cell_delivers(&[0, 1, 7]);
+    /// ```
+    pub fn assert_every_cell_delivers(&self, sizes: &[u64]) {
+        for cell in self.cells() {
+            let (imp, p, label) = self.resolve(cell);
+            for &n in sizes {
+                assert_eq!(
+                    (imp.run)(p, n),
+                    (self.expected)(p, n),
+                    "{} at {label}, n={n}",
+                    imp.name
+                );
+            }
+        }
+    }
+}
+
 /// Every scenario, in report order. Later components append theirs here.
 ///
 /// # Examples

@@ -71,13 +71,32 @@ impl<T> fmt::Debug for StreamSubscriber<T> {
     }
 }
 
-impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
-    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+impl<T> StreamSubscriber<T> {
+    /// A subscriber feeding `inlet` (for the other consumers of the ring, such as
+    /// [`external`](crate::subscriber::external)).
+    pub(crate) fn new(inlet: Inlet<T>) -> Self {
+        StreamSubscriber {
+            inlet,
+            subscribed: false,
+        }
+    }
+
+    /// Rule 2.5: `true` for the first subscription; any later one is cancelled here.
+    pub(crate) fn first_subscription(&mut self, subscription: &SubscriptionRef) -> bool {
         if self.subscribed {
-            subscription.cancel(); // 2.5
-            return;
+            subscription.cancel();
+            return false;
         }
         self.subscribed = true;
+        true
+    }
+}
+
+impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if !self.first_subscription(&subscription) {
+            return;
+        }
         if let Some(orphan) = self.inlet.subscribed(subscription) {
             orphan.cancel(); // the stream is gone already
         }
@@ -165,10 +184,7 @@ impl<T> fmt::Debug for PublisherStream<T> {
 pub fn stream_subscriber<T>(prefetch: usize) -> (StreamSubscriber<T>, PublisherStream<T>) {
     let (inlet, outlet) = ring(prefetch);
     (
-        StreamSubscriber {
-            inlet,
-            subscribed: false,
-        },
+        StreamSubscriber::new(inlet),
         PublisherStream {
             outlet,
             demand: Prefetch::new(prefetch),

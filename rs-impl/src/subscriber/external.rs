@@ -8,8 +8,9 @@ use std::task::{Context, Poll};
 use futures::stream::{FusedStream, Stream};
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
-use crate::compat::ring::{ring, Inlet, Outlet, CLOSED};
+use crate::compat::ring::{ring, Outlet, CLOSED};
 use crate::compat::stream::Ending;
+use crate::compat::StreamSubscriber;
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Mutex};
 
@@ -63,9 +64,8 @@ pub fn external<T>(capacity: usize) -> (External<T>, Requester, Signals<T>) {
     });
     (
         External {
-            inlet,
+            feed: StreamSubscriber::new(inlet),
             control: control.clone(),
-            subscribed: false,
         },
         Requester {
             control: control.clone(),
@@ -114,26 +114,24 @@ impl Control {
 
 /// The subscriber of [`external`]: subscribe it to the publisher.
 pub struct External<T> {
-    inlet: Inlet<T>,
+    /// The ring's producer side: elements and terminal signals go through it.
+    feed: StreamSubscriber<T>,
     control: Arc<Control>,
-    subscribed: bool,
 }
 
 impl<T> fmt::Debug for External<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("External")
-            .field("subscribed", &self.subscribed)
+            .field("feed", &self.feed)
             .finish_non_exhaustive()
     }
 }
 
 impl<T: Send> Subscriber<T> for External<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        if self.subscribed {
-            subscription.cancel(); // 2.5
+        if !self.feed.first_subscription(&subscription) {
             return;
         }
-        self.subscribed = true;
         let mut link = self.control.link.lock();
         if link.cancelled {
             drop(link);
@@ -151,17 +149,17 @@ impl<T: Send> Subscriber<T> for External<T> {
 
     #[inline]
     fn on_next(&mut self, item: T) {
-        self.inlet.push(item);
+        self.feed.on_next(item);
     }
 
     fn on_error(&mut self, error: Error) {
         self.control.ended.store(true, Ordering::Release);
-        self.inlet.done(Some(error));
+        self.feed.on_error(error);
     }
 
     fn on_complete(&mut self) {
         self.control.ended.store(true, Ordering::Release);
-        self.inlet.done(None);
+        self.feed.on_complete();
     }
 }
 
