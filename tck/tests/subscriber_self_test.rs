@@ -286,8 +286,9 @@ fn the_built_in_subscribers_and_processors_pass() {
         },
     );
     let count = |v: &str| records.iter().filter(|r| r.verification == v).count();
-    assert_eq!(count("subscriber_whitebox"), 4 * 27);
-    assert_eq!(count("subscriber_blackbox"), 4 * 26);
+    // 4 ready-made subscribers and 2 compat adapters (sink_subscriber, from_async).
+    assert_eq!(count("subscriber_whitebox"), 6 * 27);
+    assert_eq!(count("subscriber_blackbox"), 6 * 26);
     assert_eq!(count("identity_processor"), 68);
     for r in &records {
         assert_ne!(r.outcome, rs_tck::outcome::Outcome::Failed, "{r:#?}");
