@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Runs the loom suites: rs-impl's models of its building blocks and rs-tck's loom mode applied
-# to every built-in publisher and subscriber (each with its broken twins, which loom must reject).
+# Runs the loom suites: rs-impl's models of its building blocks (each with its broken twins,
+# which loom must reject), rs-tck's loom mode applied to every registered implementation
+# (tck/tests/loom.rs: one test per scenario, each in a child process), and the loom mode's
+# self-tests (tck/tests/loom_self_test.rs: broken implementations each scenario must reject),
+# and rs-impl/tests/facade.rs, which uses every item of the loom facade (so that the facade
+# stays one API in both builds).
 #
 # A separate target dir keeps the RUSTFLAGS change from throwing away the normal build cache.
 # LOOM_MAX_PREEMPTIONS=2 is the bound tokio and crossbeam use; larger models set their own
@@ -14,4 +18,5 @@ export RUSTFLAGS="${RUSTFLAGS:-} --cfg rs_loom"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export LOOM_MAX_BRANCHES="${LOOM_MAX_BRANCHES:-10000}"
 
-cargo test --release -j "${JOBS:-2}" --test loom -p rs-impl -p rs-tck -- --test-threads=1 "$@"
+cargo test --release -j "${JOBS:-2}" -p rs-impl -p rs-tck --test loom --test loom_self_test --test facade \
+  -- --test-threads=1 "$@"

@@ -6,8 +6,8 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`scenario`] | the registry: scenarios, their parameters, ours and the peers |
-//! | [`scenarios`] | one module per component with its workloads |
+//! | [`scenario`] | the types: a scenario, its parameters, ours and the peers, the checksum |
+//! | [`scenarios`] | one module per component with its workloads, and the list of them ([`scenarios::all`]) |
 //! | [`alloc`] | the counting global allocator (every thread) |
 //! | [`harness`] | alternating rounds, medians, allocation per element |
 //! | [`machine`] | the machine behind the figures |

@@ -1,4 +1,5 @@
-//! The scenario registry: what `bench-report` and the criterion benches run.
+//! The scenario types: what `bench-report` and the criterion benches run. The list of
+//! scenarios is [`crate::scenarios::all`].
 //!
 //! A [`Scenario`] is one workload (for example "a source drained into a subscriber on one
 //! thread") with a parameter axis (request size, channel capacity; later: subscribers,
@@ -6,9 +7,7 @@
 //! runs the same workload: `n` elements, the `u64`s `0..n`, each added to a [`Checksum`], and
 //! returns the checksum so that the harness can check that every element arrived.
 //!
-//! To add a component's scenario (the fanout and boundary issues do), write a module with a
-//! `scenario()` function and add it to [`all`]; the report, the charts and the CI smoke run
-//! pick it up. Its chart plots elements per second against [`Scenario::param_name`].
+//! A scenario's chart plots elements per second against [`Scenario::param_name`].
 
 use std::fmt;
 use std::hint::black_box;
@@ -185,50 +184,4 @@ impl Checksum {
 pub fn sum_below(_param: u64, n: u64) -> u64 {
     let n = u128::from(n);
     (n * n.saturating_sub(1) / 2) as u64
-}
-
-impl Scenario {
-    /// Runs every cell with a few small `n` (among them 0 and 1) and panics if a checksum is
-    /// wrong: the check each scenario module's test makes.
-    ///
-    /// # Panics
-    ///
-    /// When an implementation loses or duplicates elements.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// rs_benches::scenarios::source::scenario().assert_every_cell_delivers(&[0, 1, 7]);
-    /// ```
-    pub fn assert_every_cell_delivers(&self, sizes: &[u64]) {
-        for cell in self.cells() {
-            let (imp, p, label) = self.resolve(cell);
-            for &n in sizes {
-                assert_eq!(
-                    (imp.run)(p, n),
-                    (self.expected)(p, n),
-                    "{} at {label}, n={n}",
-                    imp.name
-                );
-            }
-        }
-    }
-}
-
-/// Every scenario, in report order. Later components append theirs here.
-///
-/// # Examples
-///
-/// ```
-/// let ids: Vec<_> = rs_benches::scenario::all().iter().map(|s| s.id).collect();
-/// assert!(ids.contains(&"source"));
-/// ```
-#[must_use]
-pub fn all() -> Vec<Scenario> {
-    vec![
-        crate::scenarios::source::scenario(),
-        crate::scenarios::pipeline::scenario(),
-        crate::scenarios::compat::to_stream_scenario(),
-        crate::scenarios::compat::from_stream_scenario(),
-    ]
 }

@@ -214,16 +214,16 @@ impl<M: fmt::Display + fmt::Debug> std::error::Error for MessageError<M> {}
 /// use rs_api::SpecViolation;
 /// let msg = SpecViolation::NonPositiveRequest.to_string();
 /// assert!(msg.contains("3.9") && msg.contains("non-positive subscription request"));
+/// assert!(!msg.contains("request(0)"), "a bridged request(-5) is not a request(0)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpecViolation {
-    /// `request(0)` was called (rule 3.9). The subscription is cancelled and the subscriber
-    /// receives this error through `on_error`.
-    #[error(
-        "rule 3.9 violated: non-positive subscription request: request(0) is illegal, \
-         demand must be at least 1"
-    )]
+    /// A non-positive demand was requested (rule 3.9): `request(0)` in Rust, or any
+    /// `request(n)` with `n <= 0` that a bridge from the JVM mapped to `0`. The subscription
+    /// is cancelled and the subscriber receives this error through `on_error`. The message does
+    /// not claim the request was `0`.
+    #[error("rule 3.9 violated: non-positive subscription request: demand must be at least 1")]
     NonPositiveRequest,
 
     /// A subscriber's signal method panicked (rule 2.13). The publisher treated the

@@ -169,8 +169,34 @@ pub const fn is_unbounded(demand: u64) -> bool {
 /// A shared handle to a [`Subscription`], as handed to [`Subscriber::on_subscribe`].
 pub type SubscriptionRef = Arc<dyn Subscription>;
 
-/// A boxed subscriber, as taken by [`Publisher::subscribe`].
+/// A boxed subscriber, as taken by [`Publisher::subscribe`]. `Send`, because [`Subscriber`]
+/// is.
+///
+/// A `BoxSubscriber<T>` is itself a [`Subscriber<T>`].
 pub type BoxSubscriber<T> = Box<dyn Subscriber<T>>;
+
+/// A boxed publisher that can move to another thread: what a factory returns when the
+/// publisher's type varies or cannot be named (the TCK's hooks accept one wherever they accept
+/// `impl Publisher<T>`).
+///
+/// A `BoxPublisher<T>` is itself a [`Publisher<T>`].
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::{BoxPublisher, BoxSubscriber, Publisher};
+///
+/// struct Nothing;
+/// impl Publisher<u8> for Nothing {
+///     fn subscribe(&self, _subscriber: BoxSubscriber<u8>) {}
+/// }
+/// fn pick(nothing: bool) -> BoxPublisher<u8> {
+///     if nothing { Box::new(Nothing) } else { Box::new(Nothing) }
+/// }
+/// fn takes_any<P: Publisher<u8>>(_p: P) {}
+/// takes_any(pick(true));
+/// ```
+pub type BoxPublisher<T> = Box<dyn Publisher<T> + Send>;
 
 /// A source of a potentially unbounded sequence of elements, published according to the
 /// demand its subscribers signal.
@@ -266,6 +292,18 @@ pub trait PublisherExt<T>: Publisher<T> {
 }
 
 impl<T, P: Publisher<T> + ?Sized> PublisherExt<T> for P {}
+
+impl<T, P: Publisher<T> + ?Sized> Publisher<T> for Box<P> {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
+        (**self).subscribe(subscriber)
+    }
+}
+
+impl<T, P: Publisher<T> + ?Sized> Publisher<T> for Arc<P> {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
+        (**self).subscribe(subscriber)
+    }
+}
 
 /// The receiving end of a stream. A publisher owns its subscriber and calls these methods
 /// serially.

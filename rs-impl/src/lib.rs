@@ -11,7 +11,7 @@
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
-//! | [`report`] | the rule 2.13 guard for subscriber calls ([`report::guard`]), and where subscriber panics are reported |
+//! | [`panics`] | subscriber panics (rule 2.13): the guard for a subscriber call ([`panics::guard`]), where panics are reported, the text of a panic |
 //!
 //! # Examples
 //!
@@ -27,8 +27,8 @@
 pub mod compat;
 pub mod demand;
 pub mod loom;
+pub mod panics;
 pub mod processor;
-pub mod report;
 pub mod serial;
 pub mod source;
 pub mod subscriber;

@@ -20,6 +20,10 @@
 //! * **Prompt callers (3.4, 3.5).** A non-drainer never waits for the drainer. A new drainer may
 //!   wait for the previous one to release the state, which happens right after its last
 //!   decrement, with no user code in between.
+//! * **Values without a queue when idle.** A producer that hands values to the drainer (an
+//!   upstream's `on_next` into a processor) can use [`DrainLoop::try_drain_with`]: when nobody
+//!   drains, the value goes straight into the state and the caller drains (no queue, no lock
+//!   besides the state's); otherwise the caller queues it and calls [`DrainLoop::drain`].
 //! * **`pass` must not panic.** Catch subscriber panics at the callback (rule 2.13); a panic that
 //!   escapes `pass` propagates to the caller and leaves the loop wedged (no further passes).
 //!
@@ -142,7 +146,7 @@
 //! [`Demand`]: crate::demand::Demand
 
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::Mutex;
+use crate::loom::sync::{Mutex, MutexGuard};
 
 /// A work-in-progress drain loop guarding drainer-only state `S`.
 ///
@@ -209,13 +213,67 @@ impl<S> DrainLoop<S> {
         true
     }
 
+    /// Hands `value` straight to the state and drains, if nobody is draining now; otherwise
+    /// gives `value` back, recording nothing.
+    ///
+    /// For a producer that would otherwise queue every value under a lock for the drainer:
+    /// when the loop is idle, `accept` puts the value into the drainer's state (no queue, no
+    /// lock besides the state's own), then passes run as in [`drain`](Self::drain). On
+    /// `Err(value)` the caller must **first** queue `value` where `pass` finds it, **then** call
+    /// [`drain`](Self::drain) to record the work (in the other order, the drainer can finish
+    /// between the two and the value waits for the next caller).
+    ///
+    /// If every pass takes everything queued, a value accepted here comes after every value that
+    /// was queued and recorded before this call (no drainer was active, so every recorded
+    /// value has been taken), and before every value queued after it: a producer whose calls
+    /// are serial (such as a publisher's `on_next`) keeps its order.
+    ///
+    /// # Errors
+    ///
+    /// `value`, when another caller is draining (possibly this thread, re-entrantly).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::serial::DrainLoop;
+    /// let l = DrainLoop::new(Vec::new());
+    /// let mut seen = 0;
+    /// assert!(l.try_drain_with(7, |v: &mut Vec<u32>, x| v.push(x), |v| seen = v.len()).is_ok());
+    /// assert_eq!(seen, 1);
+    /// ```
+    pub fn try_drain_with<T, A, F>(&self, value: T, accept: A, pass: F) -> Result<(), T>
+    where
+        A: FnOnce(&mut S, T),
+        F: FnMut(&mut S),
+    {
+        if self
+            .wip
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(value);
+        }
+        let mut state = self.state.lock();
+        accept(&mut state, value);
+        self.passes(state, pass);
+        Ok(())
+    }
+
     /// The drainer's loop, out of line so that `drain`'s fast path inlines.
     #[inline(never)]
-    fn drain_as_drainer<F>(&self, mut pass: F)
+    fn drain_as_drainer<F>(&self, pass: F)
     where
         F: FnMut(&mut S),
     {
-        let mut state = self.state.lock();
+        self.passes(self.state.lock(), pass);
+    }
+
+    /// Runs passes until one completes with no new work recorded meanwhile (this drainer's
+    /// own unit of work included), then releases the state.
+    fn passes<F>(&self, mut state: MutexGuard<'_, S>, mut pass: F)
+    where
+        F: FnMut(&mut S),
+    {
         let mut missed = 1;
         loop {
             pass(&mut state);

@@ -228,3 +228,56 @@ fn coordinated_emission_waits_for_the_slowest_subscriber() {
     assert_eq!(slow_count.load(Ordering::SeqCst), 4);
     assert_eq!(m.requested.load(Ordering::SeqCst), 16);
 }
+
+#[test]
+fn many_subscribers_leaving_at_once_get_nothing_more_and_the_others_keep_every_element() {
+    /// Records what it gets; cancels from inside `on_next(cancel_at)` when given one.
+    struct Quitter {
+        sub: Option<SubscriptionRef>,
+        cancel_at: Option<u32>,
+        got: Arc<Mutex<Vec<u32>>>,
+        _alive: Arc<()>,
+    }
+    impl Subscriber<u32> for Quitter {
+        fn on_subscribe(&mut self, s: SubscriptionRef) {
+            s.request(rs_api::UNBOUNDED);
+            self.sub = Some(s);
+        }
+        fn on_next(&mut self, x: u32) {
+            self.got.lock().unwrap().push(x);
+            if Some(x) == self.cancel_at {
+                self.sub.take().unwrap().cancel();
+            }
+        }
+        fn on_error(&mut self, e: Error) {
+            panic!("{e}");
+        }
+        fn on_complete(&mut self) {}
+    }
+    let p = IdentityProcessor::<u32>::new(16);
+    let mut subscribers = Vec::new();
+    for i in 0..32u32 {
+        // Every odd subscriber leaves, after element 0, 1, 2 or 3; several at the same element.
+        let cancel_at = (i % 2 == 1).then_some(i % 4 / 2 + (i % 8) / 4 * 2);
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let alive = Arc::new(());
+        p.subscribe(Box::new(Quitter {
+            sub: None,
+            cancel_at,
+            got: got.clone(),
+            _alive: alive.clone(),
+        }));
+        subscribers.push((cancel_at, got, Arc::downgrade(&alive)));
+    }
+    source::range(0u32..40).subscribe_with(p.clone());
+    for (i, (cancel_at, got, alive)) in subscribers.iter().enumerate() {
+        let got = got.lock().unwrap().clone();
+        match cancel_at {
+            Some(c) => {
+                assert_eq!(got, (0..=*c).collect::<Vec<_>>(), "subscriber {i}");
+                assert!(alive.upgrade().is_none(), "subscriber {i} dropped (3.13)");
+            }
+            None => assert_eq!(got, (0..40).collect::<Vec<_>>(), "subscriber {i}"),
+        }
+    }
+}

@@ -270,6 +270,14 @@ impl Shared {
         errors[0].clone()
     }
 
+    /// The run stopped (cancel, or a panicking subscriber) after exactly `nexts` elements: the
+    /// invariants hold, nothing more arrived, and no terminal signal.
+    fn assert_stopped_at(&self, nexts: u64) {
+        self.assert_clean();
+        assert_eq!(self.nexts(), nexts, "no element after the stop");
+        assert_eq!(self.terminals(), 0, "no terminal signal after the stop");
+    }
+
     /// The invariants every run must keep, whatever the scenario.
     fn assert_clean(&self) {
         assert_eq!(
@@ -632,17 +640,13 @@ element_publishers! {
             N,
             Plan { on_subscribe: vec![UNBOUNDED], cancel_at: Some(at), ..plan() },
         );
-        shared.assert_clean();
-        assert_eq!(shared.nexts(), at, "nothing after cancel");
-        assert_eq!(shared.terminals(), 0, "no terminal signal after cancel");
+        shared.assert_stopped_at(at);
         assert!(alive.upgrade().is_none(), "dropped on cancel (3.13)");
         // 3.6, 3.7: later calls are no-ops.
         shared.sub().request(5);
         shared.sub().request(0);
         shared.sub().cancel();
-        shared.assert_clean();
-        assert_eq!(shared.nexts(), at);
-        assert_eq!(shared.terminals(), 0);
+        shared.assert_stopped_at(at);
     }
 }
 
@@ -655,9 +659,7 @@ every_publisher! {
             N,
             Plan { on_subscribe: vec![UNBOUNDED], cancel_in_on_subscribe: true, ..plan() },
         );
-        shared.assert_clean();
-        assert_eq!(shared.nexts(), 0);
-        assert_eq!(shared.terminals(), 0);
+        shared.assert_stopped_at(0);
         assert!(alive.upgrade().is_none(), "dropped on cancel (3.13)");
     }
 }
@@ -678,9 +680,7 @@ every_publisher! {
             shared.cancel();
             shared.cancel(); // 3.7
             shared.sub().request(5); // 3.6
-            shared.assert_clean();
-            assert_eq!(shared.nexts(), before);
-            assert_eq!(shared.terminals(), 0);
+            shared.assert_stopped_at(before);
         }
         assert!(alive.upgrade().is_none(), "dropped (3.13)");
     }
@@ -904,9 +904,7 @@ element_publishers! {
             N,
             Plan { on_subscribe: vec![UNBOUNDED], panic_at: Some(3), ..plan() },
         );
-        shared.assert_clean();
-        assert_eq!(shared.nexts(), 3);
-        assert_eq!(shared.terminals(), 0);
+        shared.assert_stopped_at(3);
         assert!(alive.upgrade().is_none(), "dropped (2.13, 3.13)");
     }
 }
@@ -923,9 +921,7 @@ element_publishers! {
         assert!(alive.upgrade().is_none());
         assert!(catch_unwind(AssertUnwindSafe(|| s.request(5))).is_ok());
         assert!(catch_unwind(AssertUnwindSafe(|| s.cancel())).is_ok());
-        shared.assert_clean();
-        assert_eq!(shared.nexts(), 2);
-        assert_eq!(shared.terminals(), 0);
+        shared.assert_stopped_at(2);
     }
 }
 
@@ -938,9 +934,7 @@ every_publisher! {
             N,
             Plan { on_subscribe: vec![UNBOUNDED], panic_in_on_subscribe: true, ..plan() },
         );
-        shared.assert_clean();
-        assert_eq!(shared.nexts(), 0);
-        assert_eq!(shared.terminals(), 0);
+        shared.assert_stopped_at(0);
         assert!(alive.upgrade().is_none());
     }
 }

@@ -138,7 +138,7 @@ impl Timeouts {
 pub struct AsyncError {
     /// What went wrong; names the rule where one applies.
     pub message: String,
-    /// The probe that recorded it, if any (see [`crate::probe`]).
+    /// The probe that recorded it, if any (see [`crate::instruments`]).
     pub probe: Option<u64>,
     /// The error a subscriber received through `on_error`, when that is what was recorded.
     pub error: Option<Error>,

@@ -1,6 +1,6 @@
 //! The `cargo test` harness: one test per rule and implementation, through `libtest-mimic`.
 //!
-//! Each [`Test`](crate::suite::Test) of each [`Suite`] becomes one trial named
+//! Each [`Test`] of each [`Suite`] becomes one trial named
 //! `<implementation>::<verification>::<test name>` (the verification keeps apart tests that
 //! two verifications share by name, such as the subscriber whitebox and blackbox ones), so
 //! `cargo test -- spec101` filters as usual. Outcomes map
@@ -13,7 +13,18 @@
 //! | skipped | `ignored, <reason>` (decided at run time, with the reason) |
 //! | untested | `ignored, untested: <reason>` |
 //!
-//! A skip is never shown as a pass. Use it from a test target with `harness = false`:
+//! A skip is never shown as a pass.
+//!
+//! # Isolated tests
+//!
+//! A test of an [isolated](Suite::isolated) suite (the loom mode's) runs in a child process:
+//! this test binary again, filtered to that one test (`--exact`), with the environment variable
+//! [`CHILD`] set. The child runs the test in-process and prints its outcome on a line of its
+//! own; the parent reports it. When the child dies without an outcome (an abort, a signal, a
+//! stack overflow), the test fails with the child's exit status and the end of its output, and
+//! every other test still runs and reports.
+//!
+//! Use it from a test target with `harness = false`:
 //!
 //! ```toml
 //! [[test]]
@@ -22,52 +33,133 @@
 //! ```
 //!
 //! ```no_run
-//! # use rs_tck::publisher::{PublisherVerification, BoxPublisher};
+//! # use rs_tck::publisher::PublisherVerification;
 //! # struct MyVerification;
 //! # impl PublisherVerification for MyVerification {
 //! #     type Item = u64;
-//! #     fn create_publisher(&self, n: u64) -> BoxPublisher<u64> { Box::new(rs_impl::source::range(0..n)) }
+//! #     fn create_publisher(&self, n: u64) -> impl rs_api::Publisher<u64> + Send + 'static {
+//! #         rs_impl::source::range(0..n)
+//! #     }
 //! # }
 //! // tests/tck.rs
 //! rs_tck::tck_main!(rs_tck::publisher::verify("my-publisher", MyVerification));
 //! ```
 
+use std::process::Command;
+
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-use crate::outcome::Outcome;
-use crate::suite::Suite;
+use crate::outcome::{Outcome, TestOutcome};
+use crate::suite::{Suite, Test};
+
+/// The environment variable that marks the child process of an isolated test.
+pub const CHILD: &str = "RS_TCK_ISOLATED_CHILD";
+
+/// The prefix of the line on which an isolated test's child reports its outcome (JSON).
+const OUTCOME_LINE: &str = "rs-tck-outcome: ";
+
+/// How much of a dead child's output a failure quotes.
+const OUTPUT_TAIL: usize = 4000;
 
 /// The trials for `suites`, one per test.
-pub fn trials(suites: Vec<Suite>) -> Vec<Trial> {
+pub fn trials(suites: impl IntoIterator<Item = Suite>) -> Vec<Trial> {
+    let child = std::env::var_os(CHILD).is_some();
     suites
         .into_iter()
         .flat_map(|suite| {
             let prefix = format!("{}::{}", suite.implementation, suite.verification);
             suite.tests.into_iter().map(move |test| {
                 let name = format!("{prefix}::{}", test.name);
-                Trial::ignorable_test(name, move || {
-                    let o = test.run();
-                    match o.outcome {
-                        Outcome::Passed => Ok(Completion::Completed),
-                        Outcome::Failed => Err(Failed::from(format!(
-                            "rule {}: {}",
-                            if test.rule.is_empty() { "-" } else { test.rule },
-                            o.detail
-                        ))),
-                        Outcome::Skipped => Ok(Completion::ignored_with(o.detail)),
-                        Outcome::Untested => {
-                            Ok(Completion::ignored_with(format!("untested: {}", o.detail)))
+                let trial_name = name.clone();
+                Trial::ignorable_test(trial_name, move || {
+                    let o = if test.isolated && !child {
+                        run_in_child(&name)
+                    } else {
+                        let o = test.run();
+                        if test.isolated {
+                            report_to_parent(&o);
                         }
-                    }
+                        o
+                    };
+                    completion(&test, o)
                 })
             })
         })
         .collect()
 }
 
+/// How `cargo test` shows an outcome.
+fn completion(test: &Test, o: TestOutcome) -> Result<Completion, Failed> {
+    match o.outcome {
+        Outcome::Passed => Ok(Completion::Completed),
+        Outcome::Failed => Err(Failed::from(format!(
+            "rule {}: {}",
+            if test.rule.is_empty() { "-" } else { test.rule },
+            o.detail
+        ))),
+        Outcome::Skipped => Ok(Completion::ignored_with(o.detail)),
+        Outcome::Untested => Ok(Completion::ignored_with(format!("untested: {}", o.detail))),
+    }
+}
+
+/// In the child: the outcome, on a line of its own for the parent.
+fn report_to_parent(o: &TestOutcome) {
+    match serde_json::to_string(o) {
+        Ok(json) => println!("\n{OUTCOME_LINE}{json}"),
+        Err(e) => println!("\n{OUTCOME_LINE}(unserializable outcome: {e})"),
+    }
+}
+
+/// In the parent: runs the test named `name` in a child process and reads its outcome.
+fn run_in_child(name: &str) -> TestOutcome {
+    let failed = |detail: String| TestOutcome {
+        outcome: Outcome::Failed,
+        detail,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return failed(format!(
+                "cannot find the test binary to isolate the test: {e}"
+            ))
+        }
+    };
+    let out = match Command::new(exe)
+        .args([name, "--exact", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => return failed(format!("cannot start the isolated test's process: {e}")),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let reported = stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(OUTCOME_LINE))
+        .and_then(|json| serde_json::from_str::<TestOutcome>(json).ok());
+    match reported {
+        Some(o) => o,
+        None => {
+            let text = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+            let start = text.len().saturating_sub(OUTPUT_TAIL);
+            let start = (start..text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len());
+            failed(format!(
+                "the test's process ended without an outcome ({}), so it aborted or crashed; \
+                 the end of its output:\n{}",
+                out.status,
+                &text[start..]
+            ))
+        }
+    }
+}
+
 /// Parses the command line like libtest and runs `suites`; exits the process with libtest's
 /// status (101 if any test failed).
-pub fn main(suites: Vec<Suite>) -> ! {
+pub fn main(suites: impl IntoIterator<Item = Suite>) -> ! {
     let args = Arguments::from_args();
     libtest_mimic::run(&args, trials(suites)).exit()
 }
@@ -77,11 +169,13 @@ pub fn main(suites: Vec<Suite>) -> ! {
 /// [`Suite`](crate::suite::Suite), such as [`publisher::verify`](crate::publisher::verify).
 ///
 /// ```no_run
-/// # use rs_tck::publisher::{PublisherVerification, BoxPublisher};
+/// # use rs_tck::publisher::PublisherVerification;
 /// # struct Range;
 /// # impl PublisherVerification for Range {
 /// #     type Item = u64;
-/// #     fn create_publisher(&self, n: u64) -> BoxPublisher<u64> { Box::new(rs_impl::source::range(0..n)) }
+/// #     fn create_publisher(&self, n: u64) -> impl rs_api::Publisher<u64> + Send + 'static {
+/// #         rs_impl::source::range(0..n)
+/// #     }
 /// # }
 /// rs_tck::tck_main!(
 ///     rs_tck::publisher::verify("range", Range),

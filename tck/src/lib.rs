@@ -4,6 +4,25 @@
 //! TCK's tests, under the JVM's names in snake case, plus real checks for rules the JVM leaves
 //! untested wherever Rust makes them observable.
 //!
+//! ## The shape: one factory per verification
+//!
+//! As in the JVM TCK, each verification is a trait whose one required factory builds the thing
+//! under test; the other hooks have the JVM's defaults. The factories return `impl` the
+//! `rs_api` trait: your own type, or a boxed one ([`rs_api::BoxPublisher`],
+//! [`rs_api::BoxSubscriber`]).
+//!
+//! | to verify | implement | factory | run with |
+//! |---|---|---|---|
+//! | a `Publisher` | [`publisher::PublisherVerification`] | `create_publisher(n) -> impl Publisher<T>` | [`publisher::verify`]; loom: [`loom::verify_publisher`] |
+//! | a `Subscriber` (whitebox) | [`subscriber::SubscriberWhiteboxVerification`] | `create_subscriber(probe) -> impl Subscriber<T>` | [`subscriber::whitebox::verify`] |
+//! | a `Subscriber` (blackbox) | [`subscriber::SubscriberBlackboxVerification`] | `create_subscriber() -> impl Subscriber<T>` | [`subscriber::blackbox::verify`]; loom: [`loom::verify_subscriber`] |
+//! | a `Processor` | [`processor::IdentityProcessorVerification`] | `create_identity_processor(buffer) -> impl Processor<T, T> + Clone` | [`processor::verify`]; loom: [`loom::verify_processor`] |
+//!
+//! Each `verify` returns a [`suite::Suite`] (one test per rule); [`tck_main!`] runs suites as
+//! `cargo test` tests, [`runner::main`] as a runner binary with a table and a JSON report. The
+//! loom functions take the same verification value as the ordinary ones: write the factory
+//! once.
+//!
 //! ## Use it in your crate's `cargo test`
 //!
 //! Add `rs-tck` as a dev-dependency and a test target with `harness = false`:
@@ -16,13 +35,14 @@
 //!
 //! ```no_run
 //! // tests/tck.rs
-//! use rs_tck::publisher::{BoxPublisher, PublisherVerification};
+//! use rs_api::Publisher;
+//! use rs_tck::publisher::PublisherVerification;
 //!
 //! struct MyPublisherVerification;
 //! impl PublisherVerification for MyPublisherVerification {
 //!     type Item = u64;
-//!     fn create_publisher(&self, elements: u64) -> BoxPublisher<u64> {
-//!         Box::new(rs_impl::source::range(0..elements))
+//!     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+//!         rs_impl::source::range(0..elements)
 //!     }
 //! }
 //!
@@ -34,8 +54,9 @@
 //!
 //! ## Run it over the built-ins
 //!
-//! `cargo run --release -p rs-tck [-- --json report.json]` runs every verification over every
-//! implementation in [`registry::builtins`], prints a table per implementation and, last,
+//! `cargo run --release -p rs-tck [-- --json report.json] [FILTER]` runs every verification over
+//! every implementation of this workspace (its registry lives in the binary,
+//! `tck/src/bin/rs-tck/registry/`), prints a table per implementation and, last,
 //! `N passed, N failed, N skipped` (untested counted as skipped); it exits 1 if anything
 //! failed.
 //!
@@ -44,17 +65,16 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`env`](mod@env) | timeouts from the JVM TCK's environment variables; async-error collection (flop) |
-//! | [`probe`] | `ManualSubscriber`, `Latch`, `Promise`, `Receptacle` |
+//! | [`instruments`] | `ManualSubscriber`, `Latch`, `Promise`, `Receptacle` |
 //! | [`outcome`] | passed / failed / skipped / untested, and how a test body stops |
 //! | [`suite`] | test tables (`TestSpec`) bound to an implementation (`Suite`) |
-//! | [`publisher`] | the publisher verification: hooks, the 38 tests, the JVM name table |
+//! | [`publisher`] | the publisher verification: hooks, the 38 checks, the JVM name table |
 //! | [`subscriber`] | the subscriber whitebox (27) and blackbox (26) verifications, `ManualPublisher`, the whitebox probe and puppet |
-//! | [`processor`] | the identity-processor verification: 38 publisher + 27 whitebox tests through the processor, plus its own 3 |
-//! | [`harness`] | the `cargo test` harness (libtest-mimic) and [`tck_main!`] |
-//! | [`runner`] | parallel execution with progress |
+//! | [`processor`] | the identity-processor verification: 38 publisher + 27 whitebox checks through the processor, plus its own 3 |
+//! | [`loom`](mod@loom) | the loom mode: the concurrency-rule scenarios under `loom::model`, as suites over the same verifications (run with `RUSTFLAGS="--cfg rs_loom"`) |
+//! | [`harness`] | the `cargo test` harness (libtest-mimic), child-process isolation, and [`tck_main!`] |
+//! | [`runner`] | parallel execution with progress, and the command line of a runner binary |
 //! | [`report`] | records, tables, totals, JSON |
-//! | [`registry`] | the built-in implementations the runner verifies |
-//! | [`loom`](mod@loom) | the loom mode: the concurrency-rule scenarios under `loom::model`, for your implementation built on `rs_impl::loom` (run with `RUSTFLAGS="--cfg rs_loom"`) |
 #![forbid(unsafe_code)]
 // The TCK itself is ordinary test code: it uses std atomics, locks and threads directly
 // (the workspace's disallowed-types list targets rs-impl's loom facade, not the TCK).
@@ -62,12 +82,11 @@
 
 pub mod env;
 pub mod harness;
+pub mod instruments;
 pub mod loom;
 pub mod outcome;
-pub mod probe;
 pub mod processor;
 pub mod publisher;
-pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod subscriber;

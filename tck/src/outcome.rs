@@ -26,10 +26,10 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The verdict of one test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The implementation met the rule.
@@ -167,7 +167,7 @@ pub type TestResult<T = ()> = Result<T, Stop>;
 
 /// The reported result of one test: the verdict and its detail text (the failure message, the
 /// skip reason, or a note on a pass).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestOutcome {
     /// The verdict.
     pub outcome: Outcome,
@@ -216,17 +216,6 @@ impl TestOutcome {
     /// ```
     pub fn is_failure(&self) -> bool {
         self.outcome == Outcome::Failed
-    }
-}
-
-/// The text of a panic payload, when it is a string.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(non-string panic payload)".to_owned()
     }
 }
 

@@ -1,29 +1,143 @@
 //! The runner: every test of every suite, in parallel worker threads, with progress on a
-//! terminal.
+//! terminal; and [`main`], the command line of a runner binary.
 //!
 //! Most tests spend their time waiting (for signals that must or must not come), so the
 //! runner runs several at once; each test has its own environment, so they cannot see each
 //! other's errors. Records come back in suite and test order, whatever order they ran in.
 //!
+//! # A runner of your own
+//!
+//! The `rs-tck` binary (`cargo run --release -p rs-tck`) is [`main`] over the registry of this
+//! workspace's implementations, which lives in the binary (`tck/src/bin/rs-tck/registry/`).
+//! A crate with implementations of its own gets the same table, JSON report and exit status
+//! from a binary of its own:
+//!
+//! ```no_run
+//! use rs_api::Publisher;
+//! use rs_tck::publisher::PublisherVerification;
+//!
+//! struct Range;
+//! impl PublisherVerification for Range {
+//!     type Item = u64;
+//!     fn create_publisher(&self, n: u64) -> impl Publisher<u64> + Send + 'static {
+//!         rs_impl::source::range(0..n)
+//!     }
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     rs_tck::runner::main(vec![rs_tck::publisher::verify("range", Range)])
+//! }
+//! ```
+//!
 //! # Examples
 //!
 //! ```
+//! use rs_api::Publisher;
+//! use rs_tck::publisher::PublisherVerification;
 //! use rs_tck::runner::{run, RunOptions};
-//! let suites = vec![rs_tck::publisher::verify(
-//!     "range",
-//!     rs_tck::publisher::PublisherFactory::new(|n| Box::new(rs_impl::source::range(0..n))),
-//! )];
+//!
+//! struct Range;
+//! impl PublisherVerification for Range {
+//!     type Item = u64;
+//!     fn create_publisher(&self, n: u64) -> impl Publisher<u64> + Send + 'static {
+//!         rs_impl::source::range(0..n)
+//!     }
+//! }
+//! let suites = vec![rs_tck::publisher::verify("range", Range)];
 //! let records = run(&suites, &RunOptions { threads: 4, progress: false });
 //! assert_eq!(records.len(), 38);
 //! assert!(records.iter().all(|r| r.outcome != rs_tck::outcome::Outcome::Failed));
 //! ```
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::report::Record;
+use crate::report::{self, Record, Totals};
 use crate::suite::Suite;
+
+/// The usage text of [`main`].
+pub const USAGE: &str = "usage: [--json FILE] [--threads N] [FILTER]\n\
+    Runs every verification over every registered implementation.\n\
+    FILTER keeps the tests whose `implementation::verification::test` name contains it.";
+
+/// The command line of a runner binary: `[--json FILE] [--threads N] [FILTER]`. Runs `suites`
+/// (those whose `implementation::verification::test` name contains FILTER), prints a table per
+/// implementation and, last, `N passed, N failed, N skipped` (untested counted as skipped);
+/// writes the records as JSON to FILE if asked. Returns failure if any test failed, 2 on a bad
+/// command line.
+pub fn main(suites: Vec<Suite>) -> ExitCode {
+    let mut json: Option<PathBuf> = None;
+    let mut threads = 8usize;
+    let mut filter: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--json" => match args.next() {
+                Some(f) => json = Some(PathBuf::from(f)),
+                None => return usage("--json needs a file name"),
+            },
+            "--threads" => match args.next().and_then(|n| n.parse().ok()) {
+                Some(n) => threads = n,
+                None => return usage("--threads needs a number"),
+            },
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            f if !f.starts_with('-') && filter.is_none() => filter = Some(f.to_owned()),
+            other => return usage(&format!("unknown argument {other}")),
+        }
+    }
+
+    let mut suites = suites;
+    if let Some(f) = &filter {
+        for s in &mut suites {
+            let prefix = format!("{}::{}", s.implementation, s.verification);
+            s.tests
+                .retain(|t| format!("{prefix}::{}", t.name).contains(f.as_str()));
+        }
+        suites.retain(|s| !s.tests.is_empty());
+    }
+    let options = RunOptions {
+        threads,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let records = run(&suites, &options);
+
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = report::write_tables(&mut out, &records) {
+        eprintln!("rs-tck: cannot write the report: {e}");
+        return ExitCode::FAILURE;
+    }
+    if let Some(path) = &json {
+        if let Err(e) = report::write_json(path, &records) {
+            eprintln!("rs-tck: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let totals = Totals::of(&records);
+    let _ = writeln!(
+        out,
+        "\n{} suite(s), {} test(s); untested ({}) are counted as skipped",
+        suites.len(),
+        records.len(),
+        totals.untested
+    );
+    let _ = writeln!(out, "{}", totals.summary_line());
+    if totals.failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn usage(problem: &str) -> ExitCode {
+    eprintln!("rs-tck: {problem}\n{USAGE}");
+    ExitCode::from(2)
+}
 
 /// How to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

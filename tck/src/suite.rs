@@ -1,7 +1,7 @@
 //! Suites: the tests of one verification bound to one implementation, ready to run.
 //!
-//! A verification (publisher, and later subscriber whitebox/blackbox and processor) describes
-//! its tests as a table of [`TestSpec`]s over its own trait `V`. [`Suite::new`] binds that
+//! A verification (publisher, subscriber whitebox and blackbox, identity processor, and the loom
+//! mode's) describes its tests as a table of [`TestSpec`]s over its own trait `V`. [`Suite::new`] binds that
 //! table to one implementation and erases `V`, so that the `cargo test` harness
 //! ([`crate::harness`]) and the runner ([`crate::runner`]) handle every verification alike.
 //!
@@ -29,7 +29,7 @@
 //!     if v.answer() == 42 { Ok(()) } else { Err(Stop::failed("wrong answer")) }
 //! }
 //! let specs = vec![TestSpec::new("required_answer", "required_answer", "0.0", check::<FortyTwo>)];
-//! let suite = Suite::new("forty-two", "answer", FortyTwo, Timeouts::default(), specs);
+//! let suite = Suite::new("forty-two", "answer", Timeouts::default(), FortyTwo, specs);
 //! assert_eq!(suite.tests[0].run().outcome, Outcome::Passed);
 //! ```
 
@@ -38,7 +38,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::env::{TestEnvironment, Timeouts};
-use crate::outcome::{panic_message, Stop, TestOutcome, TestResult};
+use crate::outcome::{Stop, TestOutcome, TestResult};
+use rs_impl::panics::panic_message;
 
 /// The JVM TCK's classes of tests, from the test name's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,6 +96,10 @@ pub struct TestSpec<V: ?Sized> {
     /// The detail reported when the test passes (empty normally; used to say how a test
     /// departs from the JVM's, as the 3.9 negative-number test does).
     pub pass_note: &'static str,
+    /// What to look at in the implementation when the check fails (the JVM TCK's
+    /// `PublisherVerificationRules` messages do the same); appended to a failure's detail as
+    /// `hint: …`. Every check of this crate's verifications has one.
+    pub hint: &'static str,
 }
 
 impl<V: ?Sized> TestSpec<V> {
@@ -111,12 +116,19 @@ impl<V: ?Sized> TestSpec<V> {
             rule,
             run,
             pass_note: "",
+            hint: "",
         }
     }
 
     /// Sets the detail reported on a pass.
     pub fn with_pass_note(mut self, note: &'static str) -> Self {
         self.pass_note = note;
+        self
+    }
+
+    /// Sets the hint appended to a failure: what to look at in the implementation.
+    pub fn with_hint(mut self, hint: &'static str) -> Self {
+        self.hint = hint;
         self
     }
 
@@ -135,6 +147,20 @@ impl<V: ?Sized> fmt::Debug for TestSpec<V> {
     }
 }
 
+/// The one way every verification writes its table of tests:
+/// `specs![V, module: check_name, "jvmCheckName", "1.1", "hint"; ...]` makes a
+/// `Vec<TestSpec<V>>` whose bodies are `module::check_name::<V>`, each with its hint (what to
+/// look at in the implementation when the check fails).
+macro_rules! specs {
+    ($v:ty, $m:ident: $($name:ident, $jvm:literal, $rule:literal, $hint:literal;)*) => {
+        ::std::vec![$(
+            $crate::suite::TestSpec::new(::std::stringify!($name), $jvm, $rule, $m::$name::<$v>)
+                .with_hint($hint)
+        ),*]
+    };
+}
+pub(crate) use specs;
+
 type Runner = Arc<dyn Fn() -> TestOutcome + Send + Sync>;
 
 /// One runnable test of one implementation.
@@ -148,6 +174,11 @@ pub struct Test {
     pub rule: &'static str,
     /// The JVM kind.
     pub kind: Kind,
+    /// What to look at in the implementation when it fails (see [`TestSpec::hint`]).
+    pub hint: &'static str,
+    /// Whether the `cargo test` harness runs it in a child process of its own (see
+    /// [`Suite::isolated`]).
+    pub isolated: bool,
     runner: Runner,
 }
 
@@ -172,19 +203,22 @@ impl Test {
 pub struct Suite {
     /// The implementation's name, as shown in reports (`"source::range"`).
     pub implementation: String,
-    /// The verification's name: `"publisher"` (later `"subscriber_whitebox"`, ...).
+    /// The verification's name: `"publisher"`, `"subscriber_whitebox"`, `"subscriber_blackbox"`,
+    /// `"identity_processor"`, `"loom_publisher"`, ...
     pub verification: &'static str,
     /// The tests, in the verification's order.
     pub tests: Vec<Test>,
 }
 
 impl Suite {
-    /// Binds `specs` to the implementation `subject`; each test runs with `timeouts`.
+    /// Binds `specs` to the implementation `subject`; each test runs with `timeouts`. (Every
+    /// verification's `verify` is this call: `Suite::new(implementation, VERIFICATION,
+    /// v.timeouts(), v, specs::<V>())`.)
     pub fn new<V>(
         implementation: impl Into<String>,
         verification: &'static str,
-        subject: V,
         timeouts: Timeouts,
+        subject: V,
         specs: Vec<TestSpec<V>>,
     ) -> Suite
     where
@@ -195,16 +229,18 @@ impl Suite {
             .into_iter()
             .map(|spec| {
                 let subject = subject.clone();
-                let (run, note) = (spec.run, spec.pass_note);
+                let (run, note, hint) = (spec.run, spec.pass_note, spec.hint);
                 let runner: Runner = Arc::new(move || {
                     let env = TestEnvironment::new(timeouts);
-                    run_body(&env, note, || run(&subject, &env))
+                    with_hint(run_body(&env, note, || run(&subject, &env)), hint)
                 });
                 Test {
                     name: spec.name,
                     jvm_name: spec.jvm_name,
                     rule: spec.rule,
                     kind: Kind::of(spec.name),
+                    hint: spec.hint,
+                    isolated: false,
                     runner,
                 }
             })
@@ -220,6 +256,46 @@ impl Suite {
     pub fn test(&self, name: &str) -> Option<&Test> {
         self.tests.iter().find(|t| t.name == name)
     }
+
+    /// Marks every test to run in a child process of its own under the `cargo test` harness
+    /// ([`crate::harness`]), so that a test that aborts the process (as a failure found by loom
+    /// can) is reported as failed with its output and leaves the other tests' results intact.
+    /// [`Test::run`] itself (the runner, self-tests) still runs in-process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use rs_tck::publisher::PublisherVerification;
+    /// # struct Range;
+    /// # impl PublisherVerification for Range {
+    /// #     type Item = u64;
+    /// #     fn create_publisher(&self, n: u64) -> impl rs_api::Publisher<u64> + Send + 'static {
+    /// #         rs_impl::source::range(0..n)
+    /// #     }
+    /// # }
+    /// let suite = rs_tck::publisher::verify("range", Range).isolated();
+    /// assert!(suite.tests.iter().all(|t| t.isolated));
+    /// ```
+    pub fn isolated(mut self) -> Suite {
+        for t in &mut self.tests {
+            t.isolated = true;
+        }
+        self
+    }
+}
+
+/// The words of an optional requirement that is not met (a skip, as in the JVM TCK).
+pub(crate) const UNMET_OPTIONAL: &str = "does NOT implement this OPTIONAL requirement";
+
+/// A failure's detail, or an unmet optional requirement's, with the check's hint appended
+/// (`… — hint: does the publisher emit only while demand is left …?`).
+fn with_hint(mut outcome: TestOutcome, hint: &str) -> TestOutcome {
+    let unmet = outcome.outcome == crate::outcome::Outcome::Skipped
+        && outcome.detail.contains(UNMET_OPTIONAL);
+    if (outcome.is_failure() || unmet) && !hint.is_empty() {
+        outcome.detail = format!("{} — hint: {hint}", outcome.detail);
+    }
+    outcome
 }
 
 /// Runs a body: catches its panic, and after a pass checks the environment for flops.

@@ -11,33 +11,22 @@
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
-mod support {
-    #[allow(dead_code)]
-    #[path = "broken_processor.rs"]
-    pub(crate) mod broken_processor;
-    #[allow(dead_code)]
-    #[path = "broken_publisher.rs"]
-    pub(crate) mod broken_publisher;
-    #[allow(dead_code)]
-    #[path = "broken_subscriber.rs"]
-    pub(crate) mod broken_subscriber;
-    #[path = "expect.rs"]
-    pub(crate) mod expect;
-}
+mod support;
 
-use rs_tck::outcome::{Outcome, TestOutcome};
+use rs_tck::outcome::Outcome;
 use rs_tck::processor;
-use rs_tck::suite::Suite;
 use support::broken_processor::{BrokenIdentity, ProcKnobs};
-use support::broken_publisher::Knobs;
+use support::broken_publisher::{Broken, Knobs};
 use support::broken_subscriber::SubKnobs;
-use support::expect::{assert_case, Expect};
+use support::expect::{
+    assert_case, assert_coverage, assert_every_check_has_a_hint, not_passed, Expect,
+};
 
 fn pubk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     let mut k = Knobs::default();
     f(&mut k);
     BrokenIdentity {
-        publisher: k,
+        publisher: Broken::publisher(k),
         ..Default::default()
     }
 }
@@ -64,7 +53,17 @@ fn failedk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     let mut k = Knobs::default();
     f(&mut k);
     BrokenIdentity {
-        failed: Some(k),
+        publisher: Broken::failed(k),
+        ..Default::default()
+    }
+}
+
+/// The correct processor, with `f` applied to the downstream hooks.
+fn hooks(f: impl FnOnce(&mut Broken)) -> BrokenIdentity {
+    let mut b = Broken::correct();
+    f(&mut b);
+    BrokenIdentity {
+        publisher: b,
         ..Default::default()
     }
 }
@@ -93,9 +92,9 @@ should_fail! {
     p_create_publisher3_should_fail_by_dropping_an_element:
         required_create_publisher3_must_produce_a_stream_of_exactly3_elements, Fail, pubk(|k| k.len_offset = -1), ["produced only 2 elements"];
     p_validate_max_elements_should_fail_by_exceeding_i64_max:
-        required_validate_max_elements_from_publisher, Fail, BrokenIdentity { max_elements: u64::MAX, ..Default::default() }, ["above i64::MAX"];
+        required_validate_max_elements_from_publisher, Fail, hooks(|b| b.max_elements = u64::MAX), ["above i64::MAX"];
     p_validate_recursion_depth_should_fail_by_being_zero:
-        required_validate_bounded_depth_of_on_next_and_request_recursion, Fail, BrokenIdentity { depth: 0, ..Default::default() }, ["at least 1"];
+        required_validate_bounded_depth_of_on_next_and_request_recursion, Fail, hooks(|b| b.depth = 0), ["at least 1"];
     p_spec101_should_fail_by_emitting_more_than_requested:
         required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, Fail, pubk(|k| k.extra_elements = 1), ["rule 1.1"];
     p_spec102_should_fail_by_not_completing:
@@ -214,20 +213,6 @@ should_fail! {
         required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, Fail, BrokenIdentity { coordinated: false, ..Default::default() }, ["does_coordinated_emission"];
 }
 
-/// The checks no processor can fail: decided by the types, or untested.
-const CANNOT_FAIL: &[&str] = &[
-    "required_spec109_subscribe_throw_npe_on_null_subscriber",
-    "untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice",
-    "untested_spec304_request_should_not_perform_heavy_computations",
-    "untested_spec305_cancel_must_not_synchronously_perform_heavy_computation",
-    "untested_spec202_should_asynchronously_dispatch",
-    "untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events",
-    "untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation",
-    "required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null",
-    "required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null",
-    "required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null",
-];
-
 /// Optional checks that `IdentityProcessor` (coordinated emission) does not meet: one
 /// subscriber requesting alone gets nothing until the others request. Reported as skipped
 /// (unmet, with the reason), never as failed.
@@ -240,37 +225,28 @@ const UNMET_BY_COORDINATED_EMISSION: &[&str] = &[
 fn every_check_has_a_should_fail_case() {
     let suite = processor::verify("broken", BrokenIdentity::default());
     assert_eq!(suite.tests.len(), 68);
-    for t in &suite.tests {
-        let covered = CASES.iter().any(|(_, check)| *check == t.name);
-        assert!(
-            covered || CANNOT_FAIL.contains(&t.name),
-            "no should-fail case for {}",
-            t.name
-        );
-        assert!(
-            !(covered && CANNOT_FAIL.contains(&t.name)),
-            "{} is listed as unable to fail",
-            t.name
-        );
-    }
-    assert!(CASES.len() >= 68 - CANNOT_FAIL.len());
-    assert!(CASES
-        .iter()
-        .all(|(case, _)| case.contains("_should_fail_by_")));
+    let names: Vec<&str> = suite.tests.iter().map(|t| t.name).collect();
+    let cannot_fail = support::cannot_fail::processor();
+    assert_coverage(&names, CASES, &cannot_fail);
+    assert!(CASES.len() >= 68 - cannot_fail.len());
+}
+
+#[test]
+fn every_check_has_a_hint() {
+    assert_every_check_has_a_hint(&processor::verify("broken", BrokenIdentity::default()));
+    assert_every_check_has_a_hint(&rs_tck::loom::verify_processor(
+        "broken",
+        BrokenIdentity::default(),
+    ));
 }
 
 #[test]
 fn the_test_processor_without_knobs_passes_every_check() {
-    let suite: Suite = processor::verify("correct", BrokenIdentity::default());
-    let others: Vec<(String, TestOutcome)> = suite
-        .tests
-        .iter()
-        .map(|t| (t.name.to_owned(), t.run()))
-        .filter(|(_, o)| o.outcome != Outcome::Passed)
-        .collect();
+    let cannot_fail = support::cannot_fail::processor();
+    let others = not_passed(&processor::verify("correct", BrokenIdentity::default()));
     for (name, o) in &others {
         assert!(
-            CANNOT_FAIL.contains(&name.as_str())
+            cannot_fail.contains(&name.as_str())
                 || UNMET_BY_COORDINATED_EMISSION.contains(&name.as_str()),
             "{name}: {o:?}"
         );

@@ -1,6 +1,6 @@
 //! Self-tests of the publisher verification.
 //!
-//! 1. The built-in publishers (the runner's registry) and the correct configuration of the
+//! 1. The built-in publishers (the runner's registry, `tck/src/bin/rs-tck/registry/`) and the correct configuration of the
 //!    test publisher pass every check.
 //! 2. For **every** check that can fail, at least one deliberately broken publisher
 //!    (`…_should_fail_by_…`, built from the knobs of `support::broken_publisher`) makes
@@ -13,13 +13,19 @@
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+#[allow(dead_code)] // the loom half of the registry is not used here
+#[path = "../src/bin/rs-tck/registry/mod.rs"]
+mod registry;
 mod support;
 
 use rs_tck::outcome::{Outcome, TestOutcome};
 use rs_tck::publisher::{self, PublisherVerification};
 use rs_tck::suite::Kind;
 use support::broken_publisher::{Broken, Knobs};
-use support::expect::{assert_case, Expect};
+use support::cannot_fail::PUBLISHER as CANNOT_FAIL;
+use support::expect::{
+    assert_case, assert_coverage, assert_every_check_has_a_hint, not_passed, Expect,
+};
 
 fn run_check(v: Broken, check: &str) -> TestOutcome {
     let suite = publisher::verify("broken", v);
@@ -215,31 +221,12 @@ should_fail! {
         ["rule 3.17", "unexpected on_error"];
 }
 
-/// The checks no implementation can fail: decided by the types, or untested.
-const CANNOT_FAIL: &[&str] = &[
-    "required_spec109_subscribe_throw_npe_on_null_subscriber",
-    "untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice",
-    "untested_spec304_request_should_not_perform_heavy_computations",
-    "untested_spec305_cancel_must_not_synchronously_perform_heavy_computation",
-];
-
 #[test]
 fn every_check_has_a_should_fail_case() {
     let specs = publisher::specs::<Broken>();
     assert_eq!(specs.len(), 38);
-    for spec in &specs {
-        let covered = CASES.iter().any(|(_, check)| *check == spec.name);
-        assert!(
-            covered || CANNOT_FAIL.contains(&spec.name),
-            "no should-fail case for {}",
-            spec.name
-        );
-        assert!(
-            !(covered && CANNOT_FAIL.contains(&spec.name)),
-            "{} is listed as unable to fail",
-            spec.name
-        );
-    }
+    let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+    assert_coverage(&names, CASES, CANNOT_FAIL);
     let required_and_optional = specs
         .iter()
         .filter(|s| matches!(s.kind(), Kind::Required | Kind::Optional))
@@ -251,9 +238,12 @@ fn every_check_has_a_should_fail_case() {
          checks",
         CASES.len()
     );
-    assert!(CASES
-        .iter()
-        .all(|(case, _)| case.contains("_should_fail_by_")));
+}
+
+#[test]
+fn every_check_has_a_hint() {
+    assert_every_check_has_a_hint(&publisher::verify("broken", Broken::correct()));
+    assert_every_check_has_a_hint(&rs_tck::loom::verify_publisher("broken", Broken::correct()));
 }
 
 #[test]
@@ -269,16 +259,6 @@ fn the_checks_that_cannot_fail_are_skipped_or_untested_with_a_reason() {
     }
 }
 
-/// Runs every test of `suite` and returns the non-passing outcomes.
-fn not_passed(suite: &rs_tck::suite::Suite) -> Vec<(String, TestOutcome)> {
-    suite
-        .tests
-        .iter()
-        .map(|t| (t.name.to_owned(), t.run()))
-        .filter(|(_, o)| o.outcome != Outcome::Passed)
-        .collect()
-}
-
 #[test]
 fn the_test_publisher_without_knobs_passes_every_check() {
     let suite = publisher::verify("correct", Broken::correct());
@@ -290,7 +270,7 @@ fn the_test_publisher_without_knobs_passes_every_check() {
 #[test]
 fn the_built_in_publishers_pass() {
     let records = rs_tck::runner::run(
-        &rs_tck::registry::builtins(),
+        &registry::all(),
         &rs_tck::runner::RunOptions {
             threads: 8,
             progress: false,

@@ -1,6 +1,6 @@
 //! Self-tests of the subscriber whitebox and blackbox verifications.
 //!
-//! 1. The built-in subscribers (the runner's registry) and the correct configuration of the
+//! 1. The built-in subscribers (the runner's registry, `tck/src/bin/rs-tck/registry/`) and the correct configuration of the
 //!    test subscriber pass every check that can fail.
 //! 2. For **every** check that can fail, at least one deliberately broken subscriber
 //!    (`…_should_fail_by_…`, built from the knobs of `support/broken_subscriber.rs`) makes
@@ -27,23 +27,25 @@
 //! | W 3.14 | `panic_on_drop_without_terminal`: `w_spec314_should_fail_by_panicking_when_dropped_without_a_terminal_signal` |
 //!
 //! The checks that cannot fail (skipped as decided by the types, or untested with a reason)
-//! are listed in `W_CANNOT_FAIL` and `B_CANNOT_FAIL`; `every_check_has_a_should_fail_case`
-//! asserts that every other check has a case.
+//! are listed in `support/cannot_fail.rs`; `every_check_has_a_should_fail_case` asserts that
+//! every other check has a case, and `every_check_has_a_hint` that every check's failure
+//! points at the cause.
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
-#[path = "support/broken_subscriber.rs"]
-mod broken_subscriber;
-// Subscriber checks are all required: only `Expect::Fail` is used here.
-#[allow(dead_code)]
-#[path = "support/expect.rs"]
-mod expect;
+#[allow(dead_code)] // the loom half of the registry is not used here
+#[path = "../src/bin/rs-tck/registry/mod.rs"]
+mod registry;
+mod support;
 
-use broken_subscriber::{BrokenSubscriber, SubKnobs};
-use expect::{assert_case, Expect};
-use rs_tck::outcome::{Outcome, TestOutcome};
+use rs_tck::outcome::Outcome;
 use rs_tck::subscriber::{blackbox, whitebox};
 use rs_tck::suite::Suite;
+use support::broken_subscriber::{BrokenSubscriber, SubKnobs};
+use support::cannot_fail::{BLACKBOX as B_CANNOT_FAIL, WHITEBOX as W_CANNOT_FAIL};
+use support::expect::{
+    assert_case, assert_coverage, assert_every_check_has_a_hint, not_passed, Expect,
+};
 
 fn knobs(f: impl FnOnce(&mut SubKnobs)) -> BrokenSubscriber {
     let mut k = SubKnobs::default();
@@ -188,51 +190,6 @@ should_fail! { B_CASES, blackbox::verify;
         ["rule 3.11", "panicked"];
 }
 
-/// The whitebox checks no subscriber can fail: decided by the types, or untested.
-const W_CANNOT_FAIL: &[&str] = &[
-    "untested_spec202_should_asynchronously_dispatch",
-    "untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events",
-    "untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation",
-    "required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null",
-    "required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null",
-    "required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null",
-    "untested_spec315_cancel_must_not_throw_exception_and_must_signal_on_error",
-    "untested_spec316_request_must_not_throw_exception_and_must_on_error_the_subscriber",
-];
-
-/// The blackbox checks no subscriber can fail: decided by the types, or untested.
-const B_CANNOT_FAIL: &[&str] = &[
-    "untested_spec202_blackbox_should_asynchronously_dispatch",
-    "untested_spec206_blackbox_must_call_subscription_cancel_if_it_is_no_longer_valid",
-    "untested_spec208_blackbox_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel",
-    "untested_spec211_blackbox_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events",
-    "untested_spec212_blackbox_must_not_call_on_subscribe_more_than_once_based_on_object_equality",
-    "required_spec213_blackbox_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null",
-    "required_spec213_blackbox_on_next_must_throw_null_pointer_exception_when_parameters_are_null",
-    "required_spec213_blackbox_on_error_must_throw_null_pointer_exception_when_parameters_are_null",
-    "untested_spec308_blackbox_request_must_register_given_number_elements_to_be_produced",
-    "untested_spec314_blackbox_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists",
-    "untested_spec315_blackbox_cancel_must_not_throw_exception_and_must_signal_on_error",
-    "untested_spec316_blackbox_request_must_not_throw_exception_and_must_on_error_the_subscriber",
-];
-
-fn coverage(names: &[&str], cases: &[(&str, &str)], cannot_fail: &[&str]) {
-    for name in names {
-        let covered = cases.iter().any(|(_, check)| check == name);
-        assert!(
-            covered || cannot_fail.contains(name),
-            "no should-fail case for {name}"
-        );
-        assert!(
-            !(covered && cannot_fail.contains(name)),
-            "{name} is listed as unable to fail"
-        );
-    }
-    assert!(cases
-        .iter()
-        .all(|(case, _)| case.contains("_should_fail_by_")));
-}
-
 #[test]
 fn every_check_has_a_should_fail_case() {
     let w: Vec<&str> = whitebox::specs::<BrokenSubscriber>()
@@ -244,20 +201,20 @@ fn every_check_has_a_should_fail_case() {
         .map(|s| s.name)
         .collect();
     assert_eq!((w.len(), b.len()), (27, 26));
-    coverage(&w, W_CASES, W_CANNOT_FAIL);
-    coverage(&b, B_CASES, B_CANNOT_FAIL);
+    assert_coverage(&w, W_CASES, W_CANNOT_FAIL);
+    assert_coverage(&b, B_CASES, B_CANNOT_FAIL);
     assert_eq!(w.len() - W_CANNOT_FAIL.len(), 19);
     assert_eq!(b.len() - B_CANNOT_FAIL.len(), 14);
 }
 
-/// Runs every test of `suite` and returns the names of the ones that did not pass.
-fn not_passed(suite: &Suite) -> Vec<(String, TestOutcome)> {
-    suite
-        .tests
-        .iter()
-        .map(|t| (t.name.to_owned(), t.run()))
-        .filter(|(_, o)| o.outcome != Outcome::Passed)
-        .collect()
+#[test]
+fn every_check_has_a_hint() {
+    assert_every_check_has_a_hint(&whitebox::verify("broken", BrokenSubscriber::default()));
+    assert_every_check_has_a_hint(&blackbox::verify("broken", BrokenSubscriber::default()));
+    assert_every_check_has_a_hint(&rs_tck::loom::verify_subscriber(
+        "broken",
+        BrokenSubscriber::default(),
+    ));
 }
 
 #[test]
@@ -274,7 +231,7 @@ fn the_test_subscriber_without_knobs_passes_every_check() {
 
 #[test]
 fn the_built_in_subscribers_and_processors_pass() {
-    let suites: Vec<Suite> = rs_tck::registry::builtins()
+    let suites: Vec<Suite> = registry::all()
         .into_iter()
         .filter(|s| s.verification != "publisher")
         .collect();
@@ -285,10 +242,30 @@ fn the_built_in_subscribers_and_processors_pass() {
             progress: false,
         },
     );
+    // Every registered subscriber is verified both ways, and every check of each suite ran.
+    let names = |v: &str| {
+        let mut n: Vec<&str> = suites
+            .iter()
+            .filter(|s| s.verification == v)
+            .map(|s| s.implementation.as_str())
+            .collect();
+        n.sort_unstable();
+        n
+    };
+    let (w, b) = (names("subscriber_whitebox"), names("subscriber_blackbox"));
+    assert!(!w.is_empty());
+    assert_eq!(
+        w, b,
+        "every registered subscriber has a whitebox and a blackbox suite"
+    );
+    assert_eq!(names("identity_processor").len(), 1);
     let count = |v: &str| records.iter().filter(|r| r.verification == v).count();
-    // 4 ready-made subscribers and 2 compat adapters (sink_subscriber, from_async).
-    assert_eq!(count("subscriber_whitebox"), 6 * 27);
-    assert_eq!(count("subscriber_blackbox"), 6 * 26);
+    let checks = (
+        whitebox::specs::<BrokenSubscriber>().len(),
+        blackbox::specs::<BrokenSubscriber>().len(),
+    );
+    assert_eq!(count("subscriber_whitebox"), w.len() * checks.0);
+    assert_eq!(count("subscriber_blackbox"), b.len() * checks.1);
     assert_eq!(count("identity_processor"), 68);
     for r in &records {
         assert_ne!(r.outcome, rs_tck::outcome::Outcome::Failed, "{r:#?}");

@@ -88,7 +88,7 @@ fn parse() -> Result<Args, String> {
 /// Measures every selected scenario.
 fn measure(args: &Args) -> Result<Report, String> {
     let settings = args.mode.settings();
-    let mut scenarios = rs_benches::scenario::all();
+    let mut scenarios = rs_benches::scenarios::all();
     if !args.only.is_empty() {
         let known: Vec<_> = scenarios.iter().map(|s| s.id).collect();
         if let Some(bad) = args.only.iter().find(|id| !known.contains(&id.as_str())) {

@@ -219,14 +219,3 @@ pub fn from_stream_scenario() -> Scenario {
         cross_thread: false,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_implementation_delivers_every_element() {
-        to_stream_scenario().assert_every_cell_delivers(&[0, 1, 7, 3000]);
-        from_stream_scenario().assert_every_cell_delivers(&[0, 1, 7, 3000]);
-    }
-}

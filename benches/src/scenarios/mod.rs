@@ -1,12 +1,38 @@
-//! One module per component, each with a `scenario()` for the registry
-//! ([`crate::scenario::all`]).
+//! The scenarios, one module per component, each with a `scenario()`; [`all`] lists them.
 //!
 //! | module | scenario id | what it measures |
 //! |---|---|---|
 //! | [`source`] | `source` | a cold source drained into a subscriber on one thread, per element |
 //! | [`pipeline`] | `pipeline` | a producer thread handing `u64`s to a consumer thread |
+//! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
+//!
+//! To add a component's scenario (the fanout and boundary issues do), write a module with a
+//! `scenario()` function and add it to [`all`]; the report, the charts, the criterion bench
+//! helper and the CI smoke run pick it up. The types live in [`crate::scenario`].
+
+use crate::scenario::Scenario;
 
 pub mod compat;
 pub mod pipeline;
+pub mod processor;
 pub mod source;
+
+/// Every scenario, in report order. Later components append theirs here.
+///
+/// # Examples
+///
+/// ```
+/// let ids: Vec<_> = rs_benches::scenarios::all().iter().map(|s| s.id).collect();
+/// assert!(ids.contains(&"source"));
+/// ```
+#[must_use]
+pub fn all() -> Vec<Scenario> {
+    vec![
+        source::scenario(),
+        pipeline::scenario(),
+        processor::scenario(),
+        compat::to_stream_scenario(),
+        compat::from_stream_scenario(),
+    ]
+}

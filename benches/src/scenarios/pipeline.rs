@@ -228,13 +228,3 @@ pub fn scenario() -> Scenario {
         cross_thread: true,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_implementation_delivers_every_element() {
-        scenario().assert_every_cell_delivers(&[0, 1, 7, 3000]);
-    }
-}

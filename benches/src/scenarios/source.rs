@@ -132,13 +132,3 @@ pub fn scenario() -> Scenario {
         cross_thread: false,
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_implementation_delivers_every_element() {
-        scenario().assert_every_cell_delivers(&[0, 1, 7, 1000]);
-    }
-}

@@ -54,7 +54,9 @@
 //! ```
 //!
 //! One task is spawned per subscription (one allocation, never per element). The islands
-//! runtime (issue #12) plugs in at the same seam.
+//! runtime (issue #12) plugs in at the same seam. [`ThreadPerTask`] gives each task a thread
+//! of its own, built on the [facade](crate::loom), so that the bridges can be model-checked
+//! with loom.
 //!
 //! # Examples
 //!
@@ -85,6 +87,7 @@ pub(crate) mod ring;
 mod sink;
 pub(crate) mod stream;
 mod task;
+mod thread;
 
 use rs_api::Publisher;
 
@@ -94,6 +97,7 @@ pub use publisher::{from_stream, from_try_stream, StreamPublisher, BUDGET};
 pub use sink::sink_subscriber;
 pub use stream::{stream_subscriber, to_stream, PublisherStream, StreamSubscriber};
 pub use task::Completion;
+pub use thread::ThreadPerTask;
 
 /// The failures of the bridges themselves.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

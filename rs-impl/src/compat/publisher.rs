@@ -18,7 +18,7 @@ use super::CompatError;
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
-use crate::report;
+use crate::panics;
 
 /// Elements a driver task emits per poll before it yields to its executor (cooperative
 /// scheduling: a fast stream with unbounded demand does not monopolise a worker thread).
@@ -145,10 +145,10 @@ where
             waker: Mutex::new(None),
         });
         let handle: rs_api::SubscriptionRef = control.clone();
-        if report::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
+        if panics::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
             control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
-            report::drop_guarded(subscriber);
-            report::drop_guarded(stream);
+            panics::drop_guarded(subscriber);
+            panics::drop_guarded(stream);
             return;
         }
         let task = Drive {
@@ -261,16 +261,16 @@ impl<T> Drive<T> {
     /// Drops the stream and the subscriber (3.13); later `request`/`cancel` are no-ops.
     fn finish(&mut self) {
         self.control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
-        report::drop_guarded(self.stream.take());
-        report::drop_guarded(self.ahead.take());
-        report::drop_guarded(self.subscriber.take());
+        panics::drop_guarded(self.stream.take());
+        panics::drop_guarded(self.ahead.take());
+        panics::drop_guarded(self.subscriber.take());
     }
 
     /// Delivers the terminal signal (`on_error` if `error` is set), then finishes.
     fn terminate(&mut self, error: Option<Error>) {
         self.control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
-        report::drop_guarded(self.stream.take());
-        report::drop_guarded(self.ahead.take());
+        panics::drop_guarded(self.stream.take());
+        panics::drop_guarded(self.ahead.take());
         if let Some(mut s) = self.subscriber.take() {
             let (signal, outcome) = match error {
                 Some(e) => ("on_error", catch_unwind(AssertUnwindSafe(|| s.on_error(e)))),
@@ -280,9 +280,9 @@ impl<T> Drive<T> {
                 ),
             };
             if let Err(payload) = outcome {
-                report::subscriber_panicked(signal, payload);
+                panics::subscriber_panicked(signal, payload);
             }
-            report::drop_guarded(s);
+            panics::drop_guarded(s);
         }
     }
 }
@@ -360,7 +360,7 @@ impl<T> Future for Drive<T> {
                 }
                 Err(payload) => {
                     let e = CompatError::StreamPanicked {
-                        message: report::panic_message(&*payload),
+                        message: panics::panic_message(&*payload),
                     };
                     this.terminate(Some(e.into()));
                     return Poll::Ready(());
@@ -379,7 +379,7 @@ impl<T> Drive<T> {
             return false;
         };
         self.emitted += 1;
-        if report::guard("on_next", || subscriber.on_next(item)).is_err() {
+        if panics::guard("on_next", || subscriber.on_next(item)).is_err() {
             self.finish(); // a panicking subscriber is a cancelled one
             return false;
         }

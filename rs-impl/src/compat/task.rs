@@ -15,7 +15,7 @@ use rs_api::Error;
 use super::publisher::spawn;
 use super::stream::{stream_subscriber, PublisherStream, StreamSubscriber};
 use super::CompatError;
-use crate::report;
+use crate::panics;
 use crate::subscriber::Cancelled;
 
 /// How a task-driven adapter ended: a future, and a handle to cancel it.
@@ -113,7 +113,7 @@ where
         let outcome = match work.await {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(payload)) => Err(CompatError::SubscriberPanicked {
-                message: report::panic_message(&*payload),
+                message: panics::panic_message(&*payload),
             }
             .into()),
             Err(_aborted) => Err(Error::new(Cancelled)),

@@ -11,16 +11,25 @@
 //! user's publisher — can use the very same types and be model-checked alongside it.
 //! `.clippy.toml` bans the direct std types elsewhere in the workspace's implementation crate.
 //!
-//! | item | normal build | `--cfg rs_loom` |
-//! |---|---|---|
-//! | [`sync::Arc`] | `std::sync::Arc` | `loom::sync::Arc` |
-//! | [`sync::Mutex`], [`sync::Condvar`] | std, poison ignored | loom, poison ignored |
-//! | [`sync::atomic`] | `std::sync::atomic` | `loom::sync::atomic` |
-//! | [`cell::UnsafeCell`] | `core::cell::UnsafeCell` behind `with`/`with_mut` | `loom::cell::UnsafeCell` |
-//! | [`thread`] | `std::thread` | `loom::thread` |
-//! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) |
-//! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment |
-//! | `assert_rejected` | — | asserts that a model fails (run in a child process), to prove a model or scenario can fail |
+//! **One API in both builds:** the same items, with the same methods, whichever build; code
+//! that compiles in one compiles in the other (`tests/facade.rs` uses every item and method
+//! below and is compiled and run in both builds). Which `std` items it covers:
+//!
+//! | item | normal build | `--cfg rs_loom` | methods (both builds) |
+//! |---|---|---|---|
+//! | [`sync::Arc`] | `std::sync::Arc` | `loom::sync::Arc` | `Arc`'s (no `Weak`: loom has none; loom's `Arc` does not unsize) |
+//! | [`sync::Mutex`] (`T: ?Sized`), [`sync::MutexGuard`] | std, poison ignored | loom, poison ignored | `new`, `lock`, `try_lock`, `into_inner`, `Default`, `Debug` |
+//! | [`sync::Condvar`] | std, poison ignored | loom, poison ignored | `new`, `wait`, `wait_timeout` (under loom: waits for a notification, never times out), `notify_one`, `notify_all`, `Default` |
+//! | [`sync::atomic`]: `AtomicBool`, `AtomicUsize`, `AtomicU64`, `AtomicU32`, `AtomicI64`, `Ordering`, `fence` | std's, wrapped (the workspace's clippy ban on direct std atomics flags every use elsewhere) | loom's | `new`, `load`, `store`, `swap`, `compare_exchange`, `fetch_or`, `into_inner`, `Default`, `Debug`; the integers also `fetch_add`, `fetch_sub`, `fetch_and`, `fetch_max`, `fetch_update` |
+//! | [`cell::UnsafeCell`] (`T: ?Sized`) | `core::cell::UnsafeCell` behind `with`/`with_mut` | `loom::cell::UnsafeCell` | `new`, `with`, `with_mut`, `into_inner`, `Default` |
+//! | [`thread`] | `std::thread` | `loom::thread` | `spawn`, `current`, `panicking`, `yield_now`, `JoinHandle` |
+//! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) | |
+//! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment | |
+//! | [`assert_rejected`] | asserts that a body fails, in a child process | the same | |
+//! | [`IS_LOOM`] | `false` | `true` | |
+//!
+//! Nothing is `const fn` (loom's constructors are not), so none of these can be a `static`:
+//! under loom every one must be created inside the model.
 //!
 //! # Examples
 //!
@@ -52,8 +61,52 @@ use loom_impl as imp;
 
 pub use imp::{cell, hint, model, sync, thread};
 
-#[cfg(rs_loom)]
-pub use imp::assert_rejected;
+/// Set in the child process of [`assert_rejected`].
+const REJECT_CHILD: &str = "RS_LOOM_EXPECT_REJECTED_CHILD";
+
+/// Asserts that `body` is **rejected** — fails (a panic, or an abort) with `expected` in its
+/// output — for proving that a model (or a TCK scenario) can fail against a deliberately
+/// broken implementation. `body` usually runs a [`model`].
+///
+/// Call it from a libtest test named `test` (its full path without the crate name, as
+/// `--exact` expects it). `body` runs in a child process (this test binary, filtered to that
+/// one test): a failure that loom finds while other model threads are suspended unwinds their
+/// stacks outside the model and aborts the process, which `catch_unwind` cannot contain. In the
+/// child, this function just runs `body`.
+///
+/// In a normal build a model runs once, with std types: use it there only for bodies that fail
+/// in every run.
+///
+/// # Panics
+///
+/// In the parent, when the child succeeded (the broken variant was accepted) or failed without
+/// `expected` in its output.
+pub fn assert_rejected<F: FnOnce()>(test: &str, expected: &str, body: F) {
+    if std::env::var_os(REJECT_CHILD).is_some() {
+        body();
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(REJECT_CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the broken variant in a child process");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "the broken variant was accepted (expected a failure naming {expected:?}):\n{text}"
+    );
+    assert!(
+        text.contains(expected),
+        "the broken variant was rejected, but not with a failure naming {expected:?}:\n{text}"
+    );
+}
 
 /// Whether this build uses loom's types (`--cfg rs_loom`).
 pub const IS_LOOM: bool = cfg!(rs_loom);

@@ -2,7 +2,7 @@
 
 /// Synchronisation types: std's, shaped like loom's.
 pub mod sync {
-    pub use std::sync::{Arc, Weak};
+    pub use std::sync::Arc;
 
     /// Atomic types: thin wrappers over std's, so that the workspace's clippy ban on direct
     /// std atomics flags every use outside this facade.
@@ -25,7 +25,7 @@ pub mod sync {
                 impl $name {
                     /// A new atomic holding `v`.
                     #[inline]
-                    pub const fn new(v: $int) -> Self { Self(std::sync::atomic::$name::new(v)) }
+                    pub fn new(v: $int) -> Self { Self(std::sync::atomic::$name::new(v)) }
                     /// Loads the value.
                     #[inline]
                     pub fn load(&self, order: Ordering) -> $int { self.0.load(order) }
@@ -103,7 +103,7 @@ pub mod sync {
         impl AtomicBool {
             /// A new atomic holding `v`.
             #[inline]
-            pub const fn new(v: bool) -> Self {
+            pub fn new(v: bool) -> Self {
                 Self(std::sync::atomic::AtomicBool::new(v))
             }
             /// Loads the value.
@@ -152,15 +152,21 @@ pub mod sync {
     /// A mutual-exclusion lock whose `lock` ignores poisoning: a panic while the lock was held
     /// does not make every later user panic too (state protected here is kept consistent by
     /// its owners, who catch subscriber panics at the callback).
-    #[derive(Debug, Default)]
+    #[derive(Default)]
     pub struct Mutex<T: ?Sized>(std::sync::Mutex<T>);
+
+    impl<T: ?Sized> std::fmt::Debug for Mutex<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Mutex").finish_non_exhaustive()
+        }
+    }
 
     /// The guard of a [`Mutex`].
     pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
         /// A new unlocked mutex holding `value`.
-        pub const fn new(value: T) -> Self {
+        pub fn new(value: T) -> Self {
             Mutex(std::sync::Mutex::new(value))
         }
 
@@ -192,7 +198,7 @@ pub mod sync {
 
     impl Condvar {
         /// A new condition variable.
-        pub const fn new() -> Self {
+        pub fn new() -> Self {
             Condvar(std::sync::Condvar::new())
         }
 
@@ -237,7 +243,7 @@ pub mod cell {
 
     impl<T> UnsafeCell<T> {
         /// A new cell holding `value`.
-        pub const fn new(value: T) -> Self {
+        pub fn new(value: T) -> Self {
             UnsafeCell(core::cell::UnsafeCell::new(value))
         }
 

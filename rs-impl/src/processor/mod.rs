@@ -27,6 +27,13 @@
 //! * **Threads:** signals are delivered, serially per processor, by whichever thread drives the
 //!   [serial drain loop](crate::serial): the upstream's thread, or a downstream `request`/
 //!   `cancel` caller. No thread of its own.
+//! * **Cost per element:** one lock (the drain loop's own) when the upstream's `on_next` finds
+//!   the processor idle, as with a synchronous upstream: the element goes straight into the
+//!   drainer's buffer. While another thread drains, `on_next` posts to an inbox (one lock) that
+//!   the drainer empties once per pass. Each subscriber's demand is read once per batch of
+//!   deliveries (the smallest demand is how many elements can go to everyone), and a leaving
+//!   subscriber costs one pass over the list, done only when someone left; no allocation per
+//!   element, one `clone` per subscriber but the last.
 //!
 //! # Examples
 //!
@@ -58,7 +65,7 @@ use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscri
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
-use crate::report;
+use crate::panics;
 use crate::serial::DrainLoop;
 
 /// A multicast identity processor with a bounded buffer and coordinated emission.
@@ -85,11 +92,12 @@ impl<T> fmt::Debug for IdentityProcessor<T> {
     }
 }
 
-/// What upstream and new subscribers hand to the drainer.
+/// What upstream (while another thread drains) and new subscribers hand to the drainer.
 struct Inbox<T> {
-    /// Elements received from upstream, not yet delivered.
+    /// Elements received from upstream while the drain loop was busy, in order.
     elements: VecDeque<T>,
-    /// Upstream's terminal signal: `Some(None)` completion, `Some(Some(e))` failure.
+    /// Upstream's terminal signal, when it came while the drain loop was busy: `Some(None)`
+    /// completion, `Some(Some(e))` failure.
     terminal: Option<Option<Error>>,
     /// Subscribers waiting for their `on_subscribe`.
     joining: Vec<(BoxSubscriber<T>, Arc<Downstream<T>>)>,
@@ -99,11 +107,18 @@ struct Inbox<T> {
 
 struct Shared<T> {
     /// Capacity of the buffer; also the upstream prefetch. Upstream demand is replenished only
-    /// as elements leave, so a full buffer means upstream broke rule 1.1.
+    /// as elements leave, so more than this many buffered means upstream broke rule 1.1.
     buffer_size: usize,
-    /// What upstream and new subscribers hand over; short critical sections, never held while
-    /// calling out.
+    /// What upstream and new subscribers hand over when they cannot drain themselves; short
+    /// critical sections, never held while calling out.
     inbox: Mutex<Inbox<T>>,
+    /// Whether the inbox holds anything: set under the inbox lock by whoever fills it, cleared
+    /// under it by the drainer, which takes the lock only when this is set. An element that
+    /// arrives while nobody drains never touches the inbox (see `on_next`).
+    inbox_pending: AtomicBool,
+    /// Set when a subscriber cancelled or sent `request(0)`: the drainer looks for leaving
+    /// subscribers only then (no scan per element).
+    leaving: AtomicBool,
     /// Set once an upstream subscription has been accepted (2.5 for later ones).
     has_upstream: AtomicBool,
     drain: DrainLoop<State<T>>,
@@ -118,10 +133,17 @@ struct Active<T> {
 
 /// The drainer-only state.
 struct State<T> {
+    /// Elements received from upstream and not yet delivered, in order (at most
+    /// `buffer_size`).
+    buffer: VecDeque<T>,
+    /// Upstream's terminal signal, once the drainer has it.
+    terminal: Option<Option<Error>>,
     upstream: Option<SubscriptionRef>,
     /// Delivered since the last replenishing request.
     delivered_since_request: u64,
     subscribers: Vec<Active<T>>,
+    /// Set when a subscriber panicked in `on_next` during this pass (it leaves, 2.13).
+    panicked: bool,
     /// Set when upstream terminated (and, for completion, the buffer drained) or was
     /// cancelled because the last subscriber left; later subscribers get this at once.
     ended: Option<Ending>,
@@ -132,6 +154,12 @@ enum Ending {
     Completed,
     Failed(Error),
     UpstreamCancelled,
+}
+
+/// A signal from upstream, as the drainer receives it.
+enum Signal<T> {
+    Next(T),
+    Terminal(Option<Error>),
 }
 
 /// The subscription of one downstream subscriber.
@@ -157,16 +185,21 @@ impl<T: Clone + Send + 'static> IdentityProcessor<T> {
             shared: Arc::new(Shared {
                 buffer_size,
                 inbox: Mutex::new(Inbox {
-                    elements: VecDeque::with_capacity(buffer_size),
+                    elements: VecDeque::new(),
                     terminal: None,
                     joining: Vec::new(),
                     upstream: None,
                 }),
+                inbox_pending: AtomicBool::new(false),
+                leaving: AtomicBool::new(false),
                 has_upstream: AtomicBool::new(false),
                 drain: DrainLoop::new(State {
+                    buffer: VecDeque::with_capacity(buffer_size),
+                    terminal: None,
                     upstream: None,
                     delivered_since_request: 0,
                     subscribers: Vec::new(),
+                    panicked: false,
                     ended: None,
                 }),
             }),
@@ -190,22 +223,73 @@ impl<T: Clone + Send + 'static> Shared<T> {
         self.drain.drain(|st| self.pass(st));
     }
 
+    /// Puts something into the inbox for the drainer (then call [`run`](Self::run)).
+    fn post(&self, f: impl FnOnce(&mut Inbox<T>)) {
+        let mut inbox = self.inbox.lock();
+        f(&mut inbox);
+        self.inbox_pending.store(true, Ordering::Release);
+    }
+
+    /// An upstream signal: straight into the drainer's state when nobody drains (the hot path:
+    /// one lock, the drain loop's own, per element), through the inbox otherwise. Upstream
+    /// signals are serial (1.3), so both ways keep their order (see
+    /// [`DrainLoop::try_drain_with`]).
+    fn upstream_signal(&self, signal: Signal<T>) {
+        let accepted = self.drain.try_drain_with(
+            signal,
+            |st, signal| self.receive(st, signal),
+            |st| self.pass(st),
+        );
+        if let Err(signal) = accepted {
+            self.post(|inbox| match signal {
+                Signal::Next(item) => inbox.elements.push_back(item),
+                Signal::Terminal(t) => {
+                    inbox.terminal.get_or_insert(t);
+                }
+            });
+            self.run();
+        }
+    }
+
     fn batch(&self) -> u64 {
         (self.buffer_size as u64 / 2).max(1)
     }
 
+    /// The drainer takes an upstream signal.
+    fn receive(&self, st: &mut State<T>, signal: Signal<T>) {
+        if st.ended.is_some() || st.terminal.is_some() {
+            return; // nothing after the end (an upstream breaking 1.7, or after our cancel)
+        }
+        match signal {
+            Signal::Next(item) if st.buffer.len() < self.buffer_size => st.buffer.push_back(item),
+            Signal::Next(_) => {
+                // Upstream sent more than requested (1.1): fail downstream.
+                st.buffer.clear();
+                st.terminal = Some(Some(Error::msg(
+                    "rule 1.1 violated by the processor's upstream: more elements than requested",
+                )));
+            }
+            Signal::Terminal(t) => st.terminal = Some(t),
+        }
+    }
+
     fn pass(&self, st: &mut State<T>) {
         loop {
-            let (joining, upstream, terminal, head_ready) = {
-                let mut inbox = self.inbox.lock();
-                (
-                    std::mem::take(&mut inbox.joining),
-                    inbox.upstream.take(),
-                    inbox.terminal.clone(),
-                    !inbox.elements.is_empty(),
-                )
-            };
             let mut progressed = false;
+            let mut joining = Vec::new();
+            let mut upstream = None;
+            if self.inbox_pending.load(Ordering::Acquire) {
+                let mut inbox = self.inbox.lock();
+                self.inbox_pending.store(false, Ordering::Relaxed);
+                for item in inbox.elements.drain(..) {
+                    self.receive(st, Signal::Next(item));
+                }
+                if let Some(t) = inbox.terminal.take() {
+                    self.receive(st, Signal::Terminal(t));
+                }
+                joining = std::mem::take(&mut inbox.joining);
+                upstream = inbox.upstream.take();
+            }
 
             if let Some(up) = upstream {
                 st.upstream = Some(up.clone());
@@ -218,7 +302,7 @@ impl<T: Clone + Send + 'static> Shared<T> {
                 let sref: SubscriptionRef = handle.clone();
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(sref))) {
                     handle.cancelled.store(true, Ordering::Release);
-                    report::subscriber_panicked("on_subscribe", p);
+                    panics::subscriber_panicked("on_subscribe", p);
                     continue;
                 }
                 if let Some(ending) = st.ended.clone() {
@@ -233,55 +317,35 @@ impl<T: Clone + Send + 'static> Shared<T> {
                 });
             }
 
-            // Cancelled and misbehaving (request(0)) subscribers leave.
-            let before = st.subscribers.len();
-            let mut leaving = Vec::new();
-            let mut i = 0;
-            while i < st.subscribers.len() {
-                if self.leaves(&mut st.subscribers[i]) {
-                    leaving.push(st.subscribers.remove(i));
-                } else {
-                    i += 1;
-                }
-            }
-            report::drop_guarded(leaving);
-            if st.subscribers.len() != before {
+            // Cancelled, misbehaving (request(0)) and panicked subscribers leave. (A load
+            // first: the flag is rarely set, and a plain load is cheaper than a swap.)
+            let flagged =
+                self.leaving.load(Ordering::Acquire) && self.leaving.swap(false, Ordering::AcqRel);
+            if (flagged | std::mem::take(&mut st.panicked)) && self.remove_leavers(st) {
                 progressed = true;
-                if st.subscribers.is_empty() && st.ended.is_none() && terminal.is_none() {
+                if st.subscribers.is_empty() && st.ended.is_none() && st.terminal.is_none() {
                     // The last subscriber left: cancel upstream (JVM TCK processor behaviour).
                     if let Some(up) = st.upstream.take() {
                         up.cancel();
                     }
                     st.ended = Some(Ending::UpstreamCancelled);
-                    self.inbox.lock().elements.clear();
+                    st.buffer.clear();
                 }
             }
 
             if st.ended.is_none() {
                 // 4.2: an error goes out at once, dropping what is buffered.
-                if let Some(Some(e)) = &terminal {
-                    self.end(st, Ending::Failed(e.clone()));
+                if let Some(Some(e)) = &st.terminal {
+                    let e = e.clone();
+                    self.end(st, Ending::Failed(e));
                     return;
                 }
-                // Coordinated emission: deliver the head when everyone has demand.
-                if head_ready
-                    && !st.subscribers.is_empty()
-                    && st
-                        .subscribers
-                        .iter()
-                        .all(|a| a.handle.demand.outstanding(a.emitted) > 0)
-                {
-                    let item = self.inbox.lock().elements.pop_front();
-                    if let Some(item) = item {
-                        self.deliver(st, item);
-                        progressed = true;
-                    }
-                } else if !head_ready && terminal.is_some() {
-                    let empty = self.inbox.lock().elements.is_empty();
-                    if empty {
-                        self.end(st, Ending::Completed);
-                        return;
-                    }
+                // Delivery stops when demand or elements run out (more needs new work, which
+                // the drain loop records) or when someone leaves (handled right away).
+                progressed |= self.deliver_while_everyone_has_demand(st);
+                if st.buffer.is_empty() && st.terminal.is_some() {
+                    self.end(st, Ending::Completed);
+                    return;
                 }
             }
 
@@ -289,6 +353,23 @@ impl<T: Clone + Send + 'static> Shared<T> {
                 return;
             }
         }
+    }
+
+    /// Removes the subscribers that leave (see [`leaves`](Self::leaves)) in one pass over the
+    /// list, keeping the others in order; returns whether any left.
+    fn remove_leavers(&self, st: &mut State<T>) -> bool {
+        let mut kept = 0;
+        for i in 0..st.subscribers.len() {
+            if !self.leaves(&mut st.subscribers[i]) {
+                st.subscribers.swap(kept, i);
+                kept += 1;
+            }
+        }
+        if kept == st.subscribers.len() {
+            return false;
+        }
+        panics::drop_guarded(st.subscribers.split_off(kept));
+        true
     }
 
     /// Whether `a` leaves now: cancelled, or failed by its own `request(0)` (3.9).
@@ -301,9 +382,41 @@ impl<T: Clone + Send + 'static> Shared<T> {
             let e: Error = SpecViolation::NonPositiveRequest.into();
             let s = &mut a.subscriber;
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_error(e))) {
-                report::subscriber_panicked("on_error", p);
+                panics::subscriber_panicked("on_error", p);
             }
             return true;
+        }
+        false
+    }
+
+    /// Coordinated emission: delivers buffered elements for as long as every subscriber has
+    /// demand. Reads each subscriber's demand once per batch (the smallest outstanding demand
+    /// is how many elements can go to everyone), not once per element. Stops early when a
+    /// subscriber leaves (cancel, `request(0)`, panic), so that it gets nothing more, and then
+    /// returns `true`: the caller removes it and delivers on.
+    fn deliver_while_everyone_has_demand(&self, st: &mut State<T>) -> bool {
+        while !st.buffer.is_empty() && !st.subscribers.is_empty() {
+            let credit = st
+                .subscribers
+                .iter()
+                .map(|a| a.handle.demand.outstanding(a.emitted))
+                .min()
+                .unwrap_or(0);
+            if credit == 0 {
+                break;
+            }
+            let batch = usize::try_from(credit)
+                .unwrap_or(usize::MAX)
+                .min(st.buffer.len());
+            for _ in 0..batch {
+                let Some(item) = st.buffer.pop_front() else {
+                    break;
+                };
+                self.deliver(st, item);
+                if st.panicked || self.leaving.load(Ordering::Acquire) {
+                    return true;
+                }
+            }
         }
         false
     }
@@ -323,7 +436,8 @@ impl<T: Clone + Send + 'static> Shared<T> {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_next(value))) {
                 // 2.13: cancel that subscriber; the others keep every element.
                 a.handle.cancelled.store(true, Ordering::Release);
-                report::subscriber_panicked("on_next", p);
+                st.panicked = true;
+                panics::subscriber_panicked("on_next", p);
             }
         }
         st.delivered_since_request += 1;
@@ -340,7 +454,7 @@ impl<T: Clone + Send + 'static> Shared<T> {
     fn end(&self, st: &mut State<T>, ending: Ending) {
         st.ended = Some(ending.clone());
         st.upstream = None;
-        self.inbox.lock().elements.clear();
+        st.buffer.clear();
         for a in st.subscribers.drain(..) {
             a.handle.cancelled.store(true, Ordering::Release);
             signal_end(a.subscriber, &ending);
@@ -366,9 +480,9 @@ fn signal_end<T>(mut subscriber: BoxSubscriber<T>, ending: &Ending) {
         }
     };
     if let Err(p) = result {
-        report::subscriber_panicked("terminal signal", p);
+        panics::subscriber_panicked("terminal signal", p);
     }
-    report::drop_guarded(subscriber);
+    panics::drop_guarded(subscriber);
 }
 
 impl<T: Clone + Send + 'static> Subscription for Downstream<T> {
@@ -378,6 +492,7 @@ impl<T: Clone + Send + 'static> Subscription for Downstream<T> {
         }
         if self.demand.request(n).is_err() {
             self.bad_request.store(true, Ordering::Release);
+            self.shared.leaving.store(true, Ordering::Release);
         }
         self.shared.run();
     }
@@ -386,6 +501,7 @@ impl<T: Clone + Send + 'static> Subscription for Downstream<T> {
         if self.cancelled.swap(true, Ordering::AcqRel) {
             return; // 3.7
         }
+        self.shared.leaving.store(true, Ordering::Release);
         self.shared.run();
     }
 }
@@ -398,7 +514,8 @@ impl<T: Clone + Send + 'static> Publisher<T> for IdentityProcessor<T> {
             bad_request: AtomicBool::new(false),
             shared: self.shared.clone(),
         });
-        self.shared.inbox.lock().joining.push((subscriber, handle));
+        self.shared
+            .post(|inbox| inbox.joining.push((subscriber, handle)));
         self.shared.run();
     }
 }
@@ -409,46 +526,20 @@ impl<T: Clone + Send + 'static> Subscriber<T> for IdentityProcessor<T> {
             subscription.cancel(); // 2.5
             return;
         }
-        self.shared.inbox.lock().upstream = Some(subscription);
+        self.shared
+            .post(|inbox| inbox.upstream = Some(subscription));
         self.shared.run();
     }
 
     fn on_next(&mut self, item: T) {
-        {
-            let mut inbox = self.shared.inbox.lock();
-            if inbox.terminal.is_some() {
-                return;
-            }
-            if inbox.elements.len() >= self.shared.buffer_size {
-                // Upstream sent more than requested (1.1): fail downstream.
-                inbox.elements.clear();
-                inbox.terminal = Some(Some(Error::msg(
-                    "rule 1.1 violated by the processor's upstream: more elements than requested",
-                )));
-            } else {
-                inbox.elements.push_back(item);
-            }
-        }
-        self.shared.run();
+        self.shared.upstream_signal(Signal::Next(item));
     }
 
     fn on_error(&mut self, error: Error) {
-        {
-            let mut inbox = self.shared.inbox.lock();
-            if inbox.terminal.is_none() {
-                inbox.terminal = Some(Some(error));
-            }
-        }
-        self.shared.run();
+        self.shared.upstream_signal(Signal::Terminal(Some(error)));
     }
 
     fn on_complete(&mut self) {
-        {
-            let mut inbox = self.shared.inbox.lock();
-            if inbox.terminal.is_none() {
-                inbox.terminal = Some(None);
-            }
-        }
-        self.shared.run();
+        self.shared.upstream_signal(Signal::Terminal(None));
     }
 }

@@ -76,7 +76,7 @@ where
         Err(payload) => {
             let error = Error::msg(format!(
                 "the source panicked while being made for a subscription: {}",
-                crate::report::panic_message(&*payload)
+                crate::panics::panic_message(&*payload)
             ));
             pull::subscribe_pull(Fail(Some(error)), subscriber);
         }

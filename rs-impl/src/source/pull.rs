@@ -12,7 +12,7 @@ use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef,
 
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::report;
+use crate::panics;
 use crate::serial::DrainLoop;
 
 /// What a [`Pull`] source produced.
@@ -200,9 +200,9 @@ struct State<T, P> {
 impl<T, P> State<T, P> {
     /// Ends the subscription: drops the subscriber and the source.
     fn finish(&mut self) {
-        report::drop_guarded(self.lookahead.take());
-        report::drop_guarded(self.source.take());
-        report::drop_guarded(self.subscriber.take());
+        panics::drop_guarded(self.lookahead.take());
+        panics::drop_guarded(self.source.take());
+        panics::drop_guarded(self.subscriber.take());
     }
 }
 
@@ -239,7 +239,7 @@ where
                 if let Err(payload) = catch_unwind(AssertUnwindSafe(|| source.set_waker(waker))) {
                     self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
                     st.finish();
-                    report::subscriber_panicked("Pull::set_waker", payload);
+                    panics::subscriber_panicked("Pull::set_waker", payload);
                     return;
                 }
             }
@@ -339,9 +339,9 @@ where
             ),
         };
         if let Err(payload) = ok {
-            report::subscriber_panicked(signal, payload);
+            panics::subscriber_panicked(signal, payload);
         }
-        report::drop_guarded(subscriber);
+        panics::drop_guarded(subscriber);
     }
 
     /// 2.13: a panicking subscriber is a cancelled subscriber.
@@ -353,7 +353,7 @@ where
     ) {
         self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         st.finish();
-        report::subscriber_panicked(signal, payload);
+        panics::subscriber_panicked(signal, payload);
     }
 }
 
@@ -365,7 +365,7 @@ fn pull_guarded<T, P: Pull<T>>(source: &mut P, pull: fn(&mut P) -> Pulled<T>) ->
         Ok(step) => step,
         Err(payload) => Pulled::Error(Error::msg(format!(
             "the source panicked while producing an element: {}",
-            report::panic_message(&*payload)
+            panics::panic_message(&*payload)
         ))),
     }
 }
@@ -376,7 +376,7 @@ fn demand_guarded<T, P: Pull<T>>(source: &mut P, outstanding: u64) -> Result<(),
     catch_unwind(AssertUnwindSafe(|| source.demand(outstanding))).map_err(|payload| {
         Error::msg(format!(
             "the source panicked while told the demand: {}",
-            report::panic_message(&*payload)
+            panics::panic_message(&*payload)
         ))
     })
 }

@@ -11,7 +11,7 @@ use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation};
 use super::pull::{subscribe_pull, Pull, Pulled};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
-use crate::report;
+use crate::panics;
 
 /// The error of an offer made after the stream ended: the element comes back.
 #[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -182,7 +182,7 @@ impl<T> Shared<T> {
             )
         };
         self.notify_room(blocked, tasks);
-        report::drop_guarded(items);
+        panics::drop_guarded(items);
     }
 }
 

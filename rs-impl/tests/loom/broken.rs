@@ -12,6 +12,7 @@ use rs_impl::serial::DrainLoop;
 
 use crate::demand::Counter;
 use crate::drain::Drain;
+use crate::handoff::{Handoff, Produce};
 
 // ----- demand --------------------------------------------------------------------------------
 
@@ -279,7 +280,7 @@ impl crate::calls::Canceller for BrokenDirectCancel {
 
 // ----- publisher → stream handoff ------------------------------------------------------------
 
-/// The state of [`BrokenHandoff`]: a one-element mailbox with a parked flag.
+/// The state of [`BrokenStreamHandoff`]: a one-element mailbox with a parked flag.
 #[derive(Default)]
 pub(crate) struct BrokenMailbox {
     /// The elements waiting.
@@ -305,7 +306,7 @@ impl BrokenMailbox {
     }
 }
 
-/// The producer half of [`BrokenHandoff`].
+/// The producer half of [`BrokenStreamHandoff`].
 pub(crate) struct BrokenInlet(rs_impl::loom::sync::Arc<BrokenMailbox>);
 
 impl Subscriber<u64> for BrokenInlet {
@@ -327,13 +328,13 @@ impl Subscriber<u64> for BrokenInlet {
 /// parks, without looking again: an element (or the end) published between its look and its
 /// parking finds it not parked yet, so nobody wakes it (a lost wake-up). The real ring parks
 /// with a read-modify-write of the word the producer publishes through, and re-checks.
-pub(crate) struct BrokenHandoff(rs_impl::loom::sync::Arc<BrokenMailbox>);
+pub(crate) struct BrokenStreamHandoff(rs_impl::loom::sync::Arc<BrokenMailbox>);
 
-impl crate::stream::Handoff for BrokenHandoff {
+impl crate::stream::StreamHandoff for BrokenStreamHandoff {
     type Producer = BrokenInlet;
-    fn split() -> (BrokenInlet, BrokenHandoff) {
+    fn split() -> (BrokenInlet, BrokenStreamHandoff) {
         let m = rs_impl::loom::sync::Arc::new(BrokenMailbox::default());
-        (BrokenInlet(m.clone()), BrokenHandoff(m))
+        (BrokenInlet(m.clone()), BrokenStreamHandoff(m))
     }
     fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<u64>> {
         if let Some(x) = self.0.take() {
@@ -346,5 +347,23 @@ impl crate::stream::Handoff for BrokenHandoff {
         *self.0.waker.lock() = Some(cx.waker().clone());
         self.0.parked.store(true, Ordering::Release);
         std::task::Poll::Pending
+    }
+}
+
+// ----- hand-off --------------------------------------------------------------------------------
+
+/// BUG: when busy, records the work before queueing the value, so the drainer can finish in
+/// between and the value waits in the queue with nobody draining (a lost wake-up).
+pub(crate) struct BrokenRecordFirst;
+
+impl Produce for BrokenRecordFirst {
+    fn produce(h: &Handoff, value: u32) {
+        let accepted = h
+            .drain
+            .try_drain_with(value, |st, v| st.push(v), |st| h.pass(st));
+        if let Err(value) = accepted {
+            h.poke();
+            h.queue.lock().push_back(value);
+        }
     }
 }

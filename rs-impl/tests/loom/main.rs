@@ -13,6 +13,7 @@
 //! |---|---|---|
 //! | `demand.rs` | concurrent requests add up and saturate | 1.1, 3.8, 3.17 |
 //! | `drain.rs` | concurrent `request` racing a re-entrant one | 1.3, 3.3, no lost wake-up |
+//! | `handoff.rs` | a serial producer handing values to the drainer (`try_drain_with`) racing a drain | no lost value, order kept |
 //! | `cancel.rs` | cancel racing emission, twice, then a request | 1.8, 3.5–3.7, 3.12, 3.13 |
 //! | `terminal.rs` | completion / error racing an in-flight `on_next` | 1.7, 1.6, 3.9 |
 //! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
@@ -28,6 +29,7 @@ mod calls;
 mod cancel;
 mod demand;
 mod drain;
+mod handoff;
 mod on_subscribe;
 mod probe;
 mod stream;
@@ -50,14 +52,26 @@ where
 /// The model runs in a child process (this test binary, filtered to this one test): a failure
 /// found while other loom threads are suspended unwinds their stacks outside the model and
 /// aborts the process, which `catch_unwind` cannot contain.
+///
+/// `exhaustive` before the model runs it with no preemption bound (see [`exhaustive`]), for a
+/// bug that needs more preemptions than `LOOM_MAX_PREEMPTIONS` allows.
 macro_rules! loom_rejects {
+    ($(#[$attr:meta])* $name:ident, $expected:expr, exhaustive $model:expr) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            let path = concat!(module_path!(), "::", stringify!($name));
+            let test = path.split_once("::").map_or(path, |(_, rest)| rest);
+            rs_impl::loom::assert_rejected(test, $expected, || $crate::exhaustive($model));
+        }
+    };
     ($(#[$attr:meta])* $name:ident, $expected:expr, $model:expr) => {
         $(#[$attr])*
         #[test]
         fn $name() {
             let path = concat!(module_path!(), "::", stringify!($name));
             let test = path.split_once("::").map_or(path, |(_, rest)| rest);
-            rs_impl::loom::assert_rejected(test, $expected, $model);
+            rs_impl::loom::assert_rejected(test, $expected, || rs_impl::loom::model($model));
         }
     };
 }

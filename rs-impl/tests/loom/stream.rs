@@ -12,7 +12,7 @@ use rs_impl::loom::sync::atomic::{AtomicUsize, Ordering};
 use rs_impl::loom::sync::Mutex;
 use rs_impl::loom::thread;
 
-use crate::broken::BrokenHandoff;
+use crate::broken::BrokenStreamHandoff;
 
 /// A waker that records that it was woken, and whether the producer is done, under one loom
 /// lock: the model's own bookkeeping is totally ordered, so only the handoff under test can
@@ -49,7 +49,7 @@ impl Subscription for Requests {
 
 /// What the model needs of a publisher-to-stream handoff, so that the broken twin runs the
 /// same model: the producer half is a `Subscriber`, the consumer half a `Stream`.
-pub(crate) trait Handoff: Sized + Send + 'static {
+pub(crate) trait StreamHandoff: Sized + Send + 'static {
     type Producer: Subscriber<u64> + Send + 'static;
     fn split() -> (Self::Producer, Self);
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<u64>>;
@@ -58,7 +58,7 @@ pub(crate) trait Handoff: Sized + Send + 'static {
 /// The real one: [`stream_subscriber`].
 pub(crate) struct Real(PublisherStream<u64>);
 
-impl Handoff for Real {
+impl StreamHandoff for Real {
     type Producer = StreamSubscriber<u64>;
     fn split() -> (StreamSubscriber<u64>, Real) {
         let (subscriber, stream) = stream_subscriber(2);
@@ -78,7 +78,7 @@ impl Handoff for Real {
 /// at the buffer and its parking. The consumer polls again after `Pending` only when woken,
 /// like an executor; if it is parked, not woken, and the producer is done, the wake-up was
 /// lost.
-pub(crate) fn waker_racing_on_next<H: Handoff>() {
+pub(crate) fn waker_racing_on_next<H: StreamHandoff>() {
     let (mut producer, mut consumer) = H::split();
     producer.on_subscribe(StdArc::new(Requests::default()));
     let woken = StdArc::new(Flag::default());
@@ -132,5 +132,5 @@ fn stream_waker_racing_on_next() {
 crate::loom_rejects!(
     stream_model_rejects_broken_handoff,
     "no lost wake-up",
-    waker_racing_on_next::<BrokenHandoff>
+    waker_racing_on_next::<BrokenStreamHandoff>
 );

@@ -2,17 +2,22 @@
 //! tests: the 38 publisher tests and the 27 whitebox subscriber tests re-run through the
 //! processor (rule 4.1), plus the processor's own three.
 //!
-//! Implement [`IdentityProcessorVerification`] and run it with [`verify`]:
+//! Implement [`IdentityProcessorVerification`] and run it with [`verify`]; the same value runs
+//! the loom scenarios on the processor ([`loom::verify_processor`](crate::loom::verify_processor)):
 //!
 //! ```
+//! use rs_api::Processor;
 //! use rs_impl::processor::IdentityProcessor;
-//! use rs_tck::processor::{IdentityProcessorVerification, ProcessorHalves};
+//! use rs_tck::processor::IdentityProcessorVerification;
 //!
 //! struct Identity;
 //! impl IdentityProcessorVerification for Identity {
 //!     type Item = u64;
-//!     fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<u64> {
-//!         ProcessorHalves::of(IdentityProcessor::new(buffer_size))
+//!     fn create_identity_processor(
+//!         &self,
+//!         buffer_size: usize,
+//!     ) -> impl Processor<u64, u64> + Clone + Send + 'static {
+//!         IdentityProcessor::new(buffer_size)
 //!     }
 //!     fn create_element(&self, i: u64) -> u64 { i }
 //!     fn does_coordinated_emission(&self) -> bool { true }
@@ -24,6 +29,10 @@
 //! ```
 //!
 //! # How the processor is tested
+//!
+//! The factory returns an [`rs_api::Processor`] that is a cheap `Clone` handle over shared
+//! state, as processors in Rust are: one clone is subscribed upstream (the processor as a
+//! subscriber), the others serve downstream subscribers (the processor as a publisher).
 //!
 //! * **As a publisher** (the 38 [publisher tests](crate::publisher)): `create_publisher(n)`
 //!   creates a processor with [`processor_buffer_size`](IdentityProcessorVerification::processor_buffer_size)
@@ -67,13 +76,15 @@ mod own;
 use std::fmt;
 use std::sync::Arc;
 
-use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, SubscriptionRef};
+use rs_api::{BoxPublisher, Error, Processor, Publisher, Subscriber, SubscriptionRef};
 
 use crate::env::Timeouts;
-use crate::probe::ManualSubscriber;
-use crate::publisher::{self, BoxPublisher, PublisherVerification};
+use crate::instruments::ManualSubscriber;
+use crate::publisher::{self, PublisherVerification};
 use crate::subscriber::whitebox::{self, SubscriberWhiteboxVerification};
-use crate::subscriber::{ManualPublisher, SubscriberPuppet, WhiteboxSubscriberProbe};
+use crate::subscriber::{
+    ManualPublisher, SubscriberBlackboxVerification, SubscriberPuppet, WhiteboxSubscriberProbe,
+};
 use crate::suite::{Suite, TestSpec};
 
 /// The verification's name in reports.
@@ -82,59 +93,31 @@ pub const VERIFICATION: &str = "identity_processor";
 /// The JVM TCK's default processor buffer size (`TEST_BUFFER_SIZE`).
 pub const DEFAULT_BUFFER_SIZE: usize = 16;
 
-/// The two faces of a processor: the subscriber the upstream is given, and the publisher
-/// downstream subscribers subscribe to.
-pub struct ProcessorHalves<T> {
-    /// The processor as its upstream's subscriber.
-    pub subscriber: BoxSubscriber<T>,
-    /// The processor as a publisher.
-    pub publisher: BoxPublisher<T>,
-}
-
-impl<T> fmt::Debug for ProcessorHalves<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProcessorHalves").finish_non_exhaustive()
-    }
-}
-
-impl<T> ProcessorHalves<T> {
-    /// The halves of a processor that is a cheap `Clone` handle (one clone each).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let halves = rs_tck::processor::ProcessorHalves::of(
-    ///     rs_impl::processor::IdentityProcessor::<u8>::new(4),
-    /// );
-    /// # let _ = halves;
-    /// ```
-    pub fn of<P>(processor: P) -> Self
-    where
-        P: Subscriber<T> + Publisher<T> + Clone + Send + 'static,
-    {
-        ProcessorHalves {
-            subscriber: Box::new(processor.clone()),
-            publisher: Box::new(processor),
-        }
-    }
-}
-
 /// What a processor implementation provides to be verified (the JVM's
-/// `IdentityProcessorVerification` hooks).
+/// `IdentityProcessorVerification`): one factory,
+/// [`create_identity_processor`](Self::create_identity_processor), the elements to send, and
+/// optional hooks with the JVM's defaults.
+///
+/// Shared between tests that run at once on several threads (hence `Send + Sync`).
 pub trait IdentityProcessorVerification: Send + Sync + 'static {
     /// The element type.
     type Item: Send + Sync + Clone + fmt::Debug + PartialEq + 'static;
 
-    /// A fresh identity processor buffering at most `buffer_size` elements.
-    fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<Self::Item>;
+    /// A fresh identity processor buffering at most `buffer_size` elements: a `Clone` handle,
+    /// whose clones are the same processor (see the [module docs](self)). The JVM's
+    /// `createIdentityProcessor(int)`.
+    fn create_identity_processor(
+        &self,
+        buffer_size: usize,
+    ) -> impl Processor<Self::Item, Self::Item> + Clone + Send + 'static;
 
     /// The element with index `element`; may be called from any thread.
     fn create_element(&self, element: u64) -> Self::Item;
 
     /// A publisher that calls `on_subscribe` and then `on_error` (for the publisher tests that
-    /// need one); `None` skips them.
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<Self::Item>> {
-        None
+    /// need one); `None` (the default) skips them.
+    fn create_failed_publisher(&self) -> Option<impl Publisher<Self::Item> + Send + 'static> {
+        None::<BoxPublisher<Self::Item>>
     }
 
     /// As [`PublisherVerification::max_elements_from_publisher`].
@@ -190,22 +173,22 @@ pub fn verify<V: IdentityProcessorVerification>(
     let p = Suite::new(
         implementation.clone(),
         VERIFICATION,
-        AsPublisher(v.clone()),
         timeouts,
+        AsPublisher::new(v.clone()),
         publisher::specs::<AsPublisher<V>>(),
     );
     let w = Suite::new(
         implementation.clone(),
         VERIFICATION,
-        AsWhitebox(v.clone()),
         timeouts,
+        AsWhitebox(v.clone()),
         whitebox_specs::<V>(),
     );
     let own = Suite::new(
         implementation.clone(),
         VERIFICATION,
-        Own(v),
         timeouts,
+        Own(v),
         own::specs::<V>(),
     );
     Suite {
@@ -230,61 +213,98 @@ fn whitebox_specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<AsWhitebox
         .collect()
 }
 
-/// The processor seen as a publisher (the JVM's `createPublisher`).
-struct AsPublisher<V>(Arc<V>);
+/// The processor seen as a publisher (the JVM's `createPublisher`): a fresh processor with
+/// `buffer` elements of buffer, subscribed to a helper publisher of `create_element`s.
+pub(crate) struct AsPublisher<V> {
+    v: Arc<V>,
+    buffer: usize,
+}
+
+impl<V: IdentityProcessorVerification> AsPublisher<V> {
+    /// With the verification's [`processor_buffer_size`](IdentityProcessorVerification::processor_buffer_size).
+    pub(crate) fn new(v: Arc<V>) -> Self {
+        let buffer = v.processor_buffer_size();
+        AsPublisher { v, buffer }
+    }
+
+    /// With a buffer of `buffer` elements.
+    pub(crate) fn with_buffer(v: Arc<V>, buffer: usize) -> Self {
+        AsPublisher { v, buffer }
+    }
+}
 
 impl<V: IdentityProcessorVerification> PublisherVerification for AsPublisher<V> {
     type Item = V::Item;
 
-    fn create_publisher(&self, elements: u64) -> BoxPublisher<V::Item> {
-        let halves = self
-            .0
-            .create_identity_processor(self.0.processor_buffer_size());
-        let v = self.0.clone();
+    fn create_publisher(&self, elements: u64) -> impl Publisher<V::Item> + Send + 'static {
+        let processor = self.v.create_identity_processor(self.buffer);
+        let v = self.v.clone();
         let helper = rs_impl::source::from_fn(move || {
             let v = v.clone();
             (0..elements).map(move |i| v.create_element(i))
         });
-        helper.subscribe(halves.subscriber);
-        halves.publisher
+        helper.subscribe(Box::new(processor.clone()));
+        processor
     }
 
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<V::Item>> {
-        self.0.create_failed_publisher()
+    fn create_failed_publisher(&self) -> Option<impl Publisher<V::Item> + Send + 'static> {
+        self.v.create_failed_publisher()
     }
 
     fn max_elements_from_publisher(&self) -> u64 {
-        self.0.max_elements_from_publisher()
+        self.v.max_elements_from_publisher()
     }
 
     fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
-        self.0.bounded_depth_of_on_next_and_request_recursion()
+        self.v.bounded_depth_of_on_next_and_request_recursion()
     }
 
     fn skip_stochastic_tests(&self) -> bool {
-        self.0.skip_stochastic_tests()
+        self.v.skip_stochastic_tests()
     }
 }
 
-/// The processor seen as a subscriber (the JVM's `createSubscriber(probe)`).
+/// The processor seen as a whitebox subscriber (the JVM's `createSubscriber(probe)`).
 pub(crate) struct AsWhitebox<V>(pub(crate) Arc<V>);
 
 impl<V: IdentityProcessorVerification> SubscriberWhiteboxVerification for AsWhitebox<V> {
     type Item = V::Item;
 
-    fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<V::Item>) -> BoxSubscriber<V::Item> {
-        let halves = self
+    fn create_subscriber(
+        &self,
+        probe: WhiteboxSubscriberProbe<V::Item>,
+    ) -> impl Subscriber<V::Item> + 'static {
+        let processor = self
             .0
             .create_identity_processor(self.0.processor_buffer_size());
-        halves.publisher.subscribe(Box::new(Downstream {
+        processor.subscribe(Box::new(Downstream {
             probe,
             subscribed: false,
         }));
-        halves.subscriber
+        processor
     }
 
     fn create_element(&self, element: u64) -> V::Item {
         self.0.create_element(element)
+    }
+}
+
+/// The processor seen as a plain subscriber with `buffer` elements of buffer (the loom
+/// scenario of rule 2.5).
+pub(crate) struct AsBlackbox<V> {
+    pub(crate) v: Arc<V>,
+    pub(crate) buffer: usize,
+}
+
+impl<V: IdentityProcessorVerification> SubscriberBlackboxVerification for AsBlackbox<V> {
+    type Item = V::Item;
+
+    fn create_subscriber(&self) -> impl Subscriber<V::Item> + 'static {
+        self.v.create_identity_processor(self.buffer)
+    }
+
+    fn create_element(&self, element: u64) -> V::Item {
+        self.v.create_element(element)
     }
 }
 
@@ -340,12 +360,12 @@ pub(crate) struct Setup<V: IdentityProcessorVerification> {
 
 impl<V: IdentityProcessorVerification> Setup<V> {
     pub(crate) fn new(v: &Arc<V>, env: &crate::env::TestEnvironment) -> Self {
-        let halves = v.create_identity_processor(v.processor_buffer_size());
+        let processor = v.create_identity_processor(v.processor_buffer_size());
         let upstream = ManualPublisher::new(env, crate::subscriber::Mode::Manual);
-        upstream.subscribe(halves.subscriber);
+        upstream.subscribe(Box::new(processor.clone()));
         Setup {
             upstream,
-            processor: halves.publisher,
+            processor: Box::new(processor),
             next: std::sync::atomic::AtomicU64::new(0),
             v: v.clone(),
         }

@@ -1,16 +1,39 @@
 //! The processor's own three tests, and its versions of the whitebox 3.15 and 3.16 tests.
 
+use std::sync::Arc;
+
 use rs_api::Error;
 
 use super::{AsWhitebox, IdentityProcessorVerification, Own, Setup};
 use crate::env::TestEnvironment;
+use crate::instruments::ManualSubscriber;
 use crate::outcome::{ensure, Stop, TestResult};
 use crate::subscriber::{same_error, with_async_errors};
-use crate::suite::TestSpec;
+use crate::suite::{specs, TestSpec};
 
 const COORDINATION_HINT: &str =
     "if the processor coordinates requests/emissions when it has several subscribers at once, \
      override does_coordinated_emission() to return true";
+
+/// A processor with the TCK's publisher upstream; a failure keeps the errors flopped meanwhile.
+fn run<V: IdentityProcessorVerification>(
+    v: &Arc<V>,
+    env: &TestEnvironment,
+    body: impl FnOnce(&Setup<V>) -> TestResult,
+) -> TestResult {
+    let s = Setup::new(v, env);
+    with_async_errors(env, body(&s))
+}
+
+/// Sends the next element from upstream and expects it at `sub`.
+fn send_through<V: IdentityProcessorVerification>(
+    s: &Setup<V>,
+    sub: &ManualSubscriber<V::Item>,
+    ctx: &str,
+) -> TestResult {
+    let x = s.send_next(ctx)?;
+    expect_element(sub, &x, ctx)
+}
 
 fn test_error() -> Error {
     Error::msg("rs-tck: test exception")
@@ -28,7 +51,7 @@ fn multi<V: IdentityProcessorVerification>(v: &V, needed: u64) -> TestResult {
 }
 
 fn expect_element<T: PartialEq + std::fmt::Debug + Send + 'static>(
-    sub: &crate::probe::ManualSubscriber<T>,
+    sub: &ManualSubscriber<T>,
     expected: &T,
     context: &str,
 ) -> TestResult {
@@ -47,8 +70,7 @@ pub(super) fn required_spec104_must_call_on_error_on_all_its_subscribers_if_it_e
     env: &TestEnvironment,
 ) -> TestResult {
     multi(&*o.0, 2)?;
-    let s = Setup::new(&o.0, env);
-    let result = (|| {
+    run(&o.0, env, |s| {
         let sub1 = s.subscriber(env)?;
         let sub2 = s.subscriber(env)?;
         if o.0.does_coordinated_emission() {
@@ -80,8 +102,7 @@ pub(super) fn required_spec104_must_call_on_error_on_all_its_subscribers_if_it_e
             );
         }
         env.verify_no_async_errors_no_delay()
-    })();
-    with_async_errors(env, result)
+    })
 }
 
 pub(super) fn must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream<
@@ -90,8 +111,7 @@ pub(super) fn must_immediately_pass_on_on_error_events_received_from_its_upstrea
     o: &Own<V>,
     env: &TestEnvironment,
 ) -> TestResult {
-    let s = Setup::new(&o.0, env);
-    let result = (|| {
+    run(&o.0, env, |s| {
         let sub = s.subscriber(env)?;
         let e = test_error();
         s.upstream.send_error(e.clone());
@@ -119,8 +139,7 @@ pub(super) fn must_immediately_pass_on_on_error_events_received_from_its_upstrea
              it must treat it as cancelled already (recovering or forwarding alike)"
         );
         Ok(())
-    })();
-    with_async_errors(env, result)
+    })
 }
 
 pub(super) fn required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago<
@@ -130,16 +149,13 @@ pub(super) fn required_must_request_from_upstream_for_elements_that_have_been_re
     env: &TestEnvironment,
 ) -> TestResult {
     multi(&*o.0, 2)?;
-    let s = Setup::new(&o.0, env);
-    let result = (|| {
+    run(&o.0, env, |s| {
         let ctx = "rule 2.1: the processor must request from upstream for demand signalled long \
                    ago";
         let sub1 = s.subscriber(env)?;
         sub1.request(20)?;
-        let x = s.send_next(ctx)?;
-        expect_element(&sub1, &x, ctx)?;
-        let y = s.send_next(ctx)?;
-        expect_element(&sub1, &y, ctx)?;
+        send_through(s, &sub1, ctx)?;
+        send_through(s, &sub1, ctx)?;
         let sub2 = s.subscriber(env)?;
         // sub1 has 18 pending, sub2 none.
         if o.0.does_coordinated_emission() {
@@ -159,8 +175,7 @@ pub(super) fn required_must_request_from_upstream_for_elements_that_have_been_re
         sub1.expect_completion("subscriber 1 after the upstream completed")?;
         sub2.expect_completion("subscriber 2 after the upstream completed")?;
         env.verify_no_async_errors_no_delay()
-    })();
-    with_async_errors(env, result)
+    })
 }
 
 /// 3.15 on the processor's downstream subscription: `cancel` returns normally, also when
@@ -169,13 +184,11 @@ pub(super) fn spec315<V: IdentityProcessorVerification>(
     w: &AsWhitebox<V>,
     env: &TestEnvironment,
 ) -> TestResult {
-    let s = Setup::new(&w.0, env);
-    let result = (|| {
+    run(&w.0, env, |s| {
         let ctx = "rule 3.15: the processor's downstream subscription";
         let sub = s.subscriber(env)?;
         sub.request(1)?;
-        let x = s.send_next(ctx)?;
-        expect_element(&sub, &x, ctx)?;
+        send_through(s, &sub, ctx)?;
         sub.cancel().map_err(|e| e.context(ctx))?;
         sub.cancel().map_err(|e| e.context(ctx))?;
         let h = sub.handle().clone();
@@ -184,8 +197,7 @@ pub(super) fn spec315<V: IdentityProcessorVerification>(
             .map_err(|_| Stop::failed(format!("{ctx}: cancel from another thread panicked")))?
             .map_err(|m| Stop::failed(format!("{ctx}: {m}")))?;
         env.verify_no_async_errors_no_delay()
-    })();
-    with_async_errors(env, result)
+    })
 }
 
 /// 3.16 on the processor's downstream subscription: `request` returns normally for any `n`,
@@ -194,35 +206,29 @@ pub(super) fn spec316<V: IdentityProcessorVerification>(
     w: &AsWhitebox<V>,
     env: &TestEnvironment,
 ) -> TestResult {
-    let s = Setup::new(&w.0, env);
-    let result = (|| {
+    run(&w.0, env, |s| {
         let ctx = "rule 3.16: the processor's downstream subscription";
         let sub = s.subscriber(env)?;
         for n in [1, u64::MAX, i64::MAX as u64] {
             sub.request(n).map_err(|e| e.context(ctx))?;
         }
-        let x = s.send_next(ctx)?;
-        expect_element(&sub, &x, ctx)?;
+        send_through(s, &sub, ctx)?;
         sub.request(0).map_err(|e| e.context(ctx))?;
         sub.expect_error(
             "rule 3.16: request(0) must return normally and report the failure through on_error",
         )?;
         env.verify_no_async_errors_no_delay()
-    })();
-    with_async_errors(env, result)
-}
-
-macro_rules! spec {
-    ($name:ident, $jvm:literal, $rule:literal) => {
-        TestSpec::new(stringify!($name), $jvm, $rule, $name::<V>)
-    };
+    })
 }
 
 /// The processor's own three tests.
 pub(super) fn specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<Own<V>>> {
-    vec![
-        spec!(required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4"),
-        spec!(must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2"),
-        spec!(required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1"),
+    specs![V, self:
+        required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4",
+            "does the processor forward an upstream on_error to every current subscriber, not only the first?";
+        must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, "mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream", "4.2",
+            "does the processor forward an upstream error at once, without waiting for downstream demand, and leave the failed upstream subscription alone afterwards (no request, no cancel)?";
+        required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1",
+            "does the processor request from upstream again as downstream demand arrives? a processor that emits only when every subscriber has demand must say so: does_coordinated_emission() = true";
     ]
 }

@@ -1,18 +1,20 @@
 //! Publisher verification: the JVM TCK's `PublisherVerification`, all 38 tests.
 //!
 //! Implement [`PublisherVerification`] for a factory of your publisher, then run it with
-//! [`verify`] in a `cargo test` target (through [`tck_main!`](crate::tck_main)) or in the
-//! runner's registry ([`crate::registry`]).
+//! [`verify`] in a `cargo test` target (through [`tck_main!`](crate::tck_main)) or in a runner
+//! ([`crate::runner`]). The same factory runs the loom scenarios
+//! ([`loom::verify_publisher`](crate::loom::verify_publisher)).
 //!
 //! ```
-//! use rs_tck::publisher::{BoxPublisher, PublisherVerification};
+//! use rs_api::Publisher;
+//! use rs_tck::publisher::PublisherVerification;
 //! use rs_tck::outcome::Outcome;
 //!
 //! struct RangeVerification;
 //! impl PublisherVerification for RangeVerification {
 //!     type Item = u64;
-//!     fn create_publisher(&self, elements: u64) -> BoxPublisher<u64> {
-//!         Box::new(rs_impl::source::range(0..elements))
+//!     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+//!         rs_impl::source::range(0..elements)
 //!     }
 //! }
 //! let suite = rs_tck::publisher::verify("range", RangeVerification);
@@ -146,21 +148,16 @@
 //! The checks that cannot fail: the two decided by the types (1.9 null, 1.10) and the two
 //! untested ones (3.4, 3.5).
 
-mod factory;
-mod tests;
+mod checks;
 
 use std::fmt;
 
-use rs_api::Publisher;
+use rs_api::{BoxPublisher, Publisher};
 
 use crate::env::Timeouts;
-use crate::suite::{Suite, TestSpec};
+use crate::suite::{specs, Suite, TestSpec};
 
-pub use factory::PublisherFactory;
-
-/// The publisher type the hooks return. `Send`, so a test may subscribe from a watchdog
-/// thread.
-pub type BoxPublisher<T> = Box<dyn Publisher<T> + Send>;
+pub(crate) use checks::require_elements;
 
 /// The default of [`PublisherVerification::max_elements_from_publisher`]: `i64::MAX - 1`
 /// (the JVM's `Long.MAX_VALUE - 1`).
@@ -175,20 +172,31 @@ pub const PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE: u64 = i64::MAX as u64;
 pub const VERIFICATION: &str = "publisher";
 
 /// What a publisher implementation provides to be verified (the JVM's
-/// `PublisherVerification` hooks).
+/// `PublisherVerification`): one factory, [`create_publisher`](Self::create_publisher), plus
+/// optional hooks with the JVM's defaults.
+///
+/// The same value runs the publisher verification ([`verify`]) and the loom scenarios
+/// ([`loom::verify_publisher`](crate::loom::verify_publisher)). The TCK shares it between
+/// tests that run at once on several threads (hence `Send + Sync`), and calls the factory
+/// once per subscription it needs.
+///
+/// The factories return `impl Publisher<Item> + Send + 'static`: return your publisher's own
+/// type, or a [`BoxPublisher`] where the type varies or cannot be named (a boxed publisher is a
+/// publisher).
 pub trait PublisherVerification: Send + Sync + 'static {
     /// The element type. `PartialEq` and `Debug` let the multicast tests compare sequences
     /// and failures show elements.
     type Item: Send + fmt::Debug + PartialEq + 'static;
 
     /// A publisher that produces exactly `elements` elements and then completes (or, for
-    /// [`PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE`] implementations, never completes).
-    fn create_publisher(&self, elements: u64) -> BoxPublisher<Self::Item>;
+    /// [`PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE`] implementations, never completes). The JVM's
+    /// `createPublisher(long)`.
+    fn create_publisher(&self, elements: u64) -> impl Publisher<Self::Item> + Send + 'static;
 
-    /// A publisher that calls `on_subscribe` and then `on_error`; `None` skips the tests
-    /// that need one.
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<Self::Item>> {
-        None
+    /// A publisher that calls `on_subscribe` and then `on_error`; `None` (the default) skips
+    /// the tests that need one. The JVM's `createFailedPublisher()`.
+    fn create_failed_publisher(&self) -> Option<impl Publisher<Self::Item> + Send + 'static> {
+        None::<BoxPublisher<Self::Item>>
     }
 
     /// The most elements [`create_publisher`](Self::create_publisher) supports; tests that
@@ -214,23 +222,13 @@ pub trait PublisherVerification: Send + Sync + 'static {
     }
 }
 
-/// The publisher verification's suite for `verification`, reported under `implementation`.
+/// The publisher verification's suite for the verification `v`, reported under `implementation`.
 ///
 /// # Examples
 ///
 /// See the [module docs](self).
-pub fn verify<V: PublisherVerification>(
-    implementation: impl Into<String>,
-    verification: V,
-) -> Suite {
-    let timeouts = verification.timeouts();
-    Suite::new(
-        implementation,
-        VERIFICATION,
-        verification,
-        timeouts,
-        specs::<V>(),
-    )
+pub fn verify<V: PublisherVerification>(implementation: impl Into<String>, v: V) -> Suite {
+    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
 }
 
 /// How a bridge from the JVM maps a JVM demand (`long`) to a Rust one: positive values pass,
@@ -248,54 +246,94 @@ pub fn demand_from_jvm(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-macro_rules! spec {
-    ($name:ident, $jvm:literal, $rule:literal) => {
-        TestSpec::new(stringify!($name), $jvm, $rule, tests::$name::<V>)
-    };
-}
-
 /// The 38 tests, in the JVM TCK's order of rules.
 pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
-    vec![
-        spec!(required_create_publisher1_must_produce_a_stream_of_exactly1_element, "required_createPublisher1MustProduceAStreamOfExactly1Element", ""),
-        spec!(required_create_publisher3_must_produce_a_stream_of_exactly3_elements, "required_createPublisher3MustProduceAStreamOfExactly3Elements", ""),
-        spec!(required_validate_max_elements_from_publisher, "required_validate_maxElementsFromPublisher", ""),
-        spec!(required_validate_bounded_depth_of_on_next_and_request_recursion, "required_validate_boundedDepthOfOnNextAndRequestRecursion", ""),
-        spec!(required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, "required_spec101_subscriptionRequestMustResultInTheCorrectNumberOfProducedElements", "1.1"),
-        spec!(required_spec102_may_signal_less_than_requested_and_terminate_subscription, "required_spec102_maySignalLessThanRequestedAndTerminateSubscription", "1.2"),
-        spec!(stochastic_spec103_must_signal_on_methods_sequentially, "stochastic_spec103_mustSignalOnMethodsSequentially", "1.3"),
-        spec!(optional_spec104_must_signal_on_error_when_fails, "optional_spec104_mustSignalOnErrorWhenFails", "1.4"),
-        spec!(required_spec105_must_signal_on_complete_when_finite_stream_terminates, "required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates", "1.5"),
-        spec!(optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, "optional_spec105_emptyStreamMustTerminateBySignallingOnComplete", "1.5"),
-        spec!(untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, "untested_spec106_mustConsiderSubscriptionCancelledAfterOnErrorOrOnCompleteHasBeenCalled", "1.6"),
-        spec!(required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled, "required_spec107_mustNotEmitFurtherSignalsOnceOnCompleteHasBeenSignalled", "1.7"),
-        spec!(untested_spec107_must_not_emit_further_signals_once_on_error_has_been_signalled, "untested_spec107_mustNotEmitFurtherSignalsOnceOnErrorHasBeenSignalled", "1.7"),
-        spec!(untested_spec108_possibly_canceled_subscription_should_not_receive_on_error_or_on_complete_signals, "untested_spec108_possiblyCanceledSubscriptionShouldNotReceiveOnErrorOrOnCompleteSignals", "1.8"),
-        spec!(required_spec109_must_issue_on_subscribe_for_non_null_subscriber, "required_spec109_mustIssueOnSubscribeForNonNullSubscriber", "1.9"),
-        spec!(untested_spec109_subscribe_should_not_throw_non_fatal_throwable, "untested_spec109_subscribeShouldNotThrowNonFatalThrowable", "1.9"),
-        spec!(required_spec109_subscribe_throw_npe_on_null_subscriber, "required_spec109_subscribeThrowNPEOnNullSubscriber", "1.9"),
-        spec!(required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe, "required_spec109_mayRejectCallsToSubscribeIfPublisherIsUnableOrUnwillingToServeThemRejectionMustTriggerOnErrorAfterOnSubscribe", "1.9"),
-        spec!(untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice, "untested_spec110_rejectASubscriptionRequestIfTheSameSubscriberSubscribesTwice", "1.10"),
-        spec!(optional_spec111_may_support_multi_subscribe, "optional_spec111_maySupportMultiSubscribe", "1.11"),
-        spec!(optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, "optional_spec111_registeredSubscribersMustReceiveOnNextOrOnCompleteSignals", "1.11"),
-        spec!(optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingOneByOne", "1.11"),
-        spec!(optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfront", "1.11"),
-        spec!(optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected", "1.11"),
-        spec!(required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, "required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe", "3.2"),
-        spec!(required_spec303_must_not_allow_unbounded_recursion, "required_spec303_mustNotAllowUnboundedRecursion", "3.3"),
-        spec!(untested_spec304_request_should_not_perform_heavy_computations, "untested_spec304_requestShouldNotPerformHeavyComputations", "3.4"),
-        spec!(untested_spec305_cancel_must_not_synchronously_perform_heavy_computation, "untested_spec305_cancelMustNotSynchronouslyPerformHeavyComputation", "3.5"),
-        spec!(required_spec306_after_subscription_is_cancelled_request_must_be_nops, "required_spec306_afterSubscriptionIsCancelledRequestMustBeNops", "3.6"),
-        spec!(required_spec307_after_subscription_is_cancelled_additional_cancelations_must_be_nops, "required_spec307_afterSubscriptionIsCancelledAdditionalCancelationsMustBeNops", "3.7"),
-        spec!(required_spec309_request_zero_must_signal_illegal_argument_exception, "required_spec309_requestZeroMustSignalIllegalArgumentException", "3.9"),
-        spec!(required_spec309_request_negative_number_must_signal_illegal_argument_exception, "required_spec309_requestNegativeNumberMustSignalIllegalArgumentException", "3.9")
-            .with_pass_note(tests::NEGATIVE_DEMAND_NOTE),
-        spec!(optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message, "optional_spec309_requestNegativeNumberMaySignalIllegalArgumentExceptionWithSpecificMessage", "3.9")
-            .with_pass_note(tests::NEGATIVE_DEMAND_NOTE),
-        spec!(required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, "required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling", "3.12"),
-        spec!(required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, "required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber", "3.13"),
-        spec!(required_spec317_must_support_a_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportAPendingElementCountUpToLongMaxValue", "3.17"),
-        spec!(required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue", "3.17"),
-        spec!(required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, "required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue", "3.17"),
-    ]
+    let table = specs![V, checks:
+        required_create_publisher1_must_produce_a_stream_of_exactly1_element, "required_createPublisher1MustProduceAStreamOfExactly1Element", "",
+            "does create_publisher(n) build a publisher of exactly n elements that calls on_complete right after the last one?";
+        required_create_publisher3_must_produce_a_stream_of_exactly3_elements, "required_createPublisher3MustProduceAStreamOfExactly3Elements", "",
+            "does create_publisher(n) build a publisher of exactly n elements that calls on_complete right after the last one?";
+        required_validate_max_elements_from_publisher, "required_validate_maxElementsFromPublisher", "",
+            "max_elements_from_publisher() must be at most i64::MAX (PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE)";
+        required_validate_bounded_depth_of_on_next_and_request_recursion, "required_validate_boundedDepthOfOnNextAndRequestRecursion", "",
+            "bounded_depth_of_on_next_and_request_recursion() must return at least 1";
+        required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, "required_spec101_subscriptionRequestMustResultInTheCorrectNumberOfProducedElements", "1.1",
+            "does the publisher emit only while demand is left, checking the demand before each on_next (not after), and nothing before the first request?";
+        required_spec102_may_signal_less_than_requested_and_terminate_subscription, "required_spec102_maySignalLessThanRequestedAndTerminateSubscription", "1.2",
+            "does the publisher call on_complete when its elements run out, even while demand is left?";
+        stochastic_spec103_must_signal_on_methods_sequentially, "stochastic_spec103_mustSignalOnMethodsSequentially", "1.3",
+            "are all signals sent from one drain loop, and does a request made while another thread drains get served (re-check the work counter before leaving the loop: no lost wake-up)?";
+        optional_spec104_must_signal_on_error_when_fails, "optional_spec104_mustSignalOnErrorWhenFails", "1.4",
+            "does create_failed_publisher() build a publisher that calls on_subscribe, then on_error?";
+        required_spec105_must_signal_on_complete_when_finite_stream_terminates, "required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates", "1.5",
+            "does the publisher call on_complete after the last element, without waiting for more demand?";
+        optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, "optional_spec105_emptyStreamMustTerminateBySignallingOnComplete", "1.5",
+            "does a publisher with no elements call on_complete right after on_subscribe, without waiting for a request?";
+        untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, "untested_spec106_mustConsiderSubscriptionCancelledAfterOnErrorOrOnCompleteHasBeenCalled", "1.6",
+            "after on_complete or on_error, is the subscriber dropped (taken out of the state) and the subscription inert?";
+        required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled, "required_spec107_mustNotEmitFurtherSignalsOnceOnCompleteHasBeenSignalled", "1.7",
+            "is a terminated flag set at on_complete and checked before every later signal?";
+        untested_spec107_must_not_emit_further_signals_once_on_error_has_been_signalled, "untested_spec107_mustNotEmitFurtherSignalsOnceOnErrorHasBeenSignalled", "1.7",
+            "is a terminated flag set at on_error and checked before every later signal?";
+        untested_spec108_possibly_canceled_subscription_should_not_receive_on_error_or_on_complete_signals, "untested_spec108_possiblyCanceledSubscriptionShouldNotReceiveOnErrorOrOnCompleteSignals", "1.8",
+            "after cancel, does the publisher also stop terminal signals (check the cancelled flag before on_complete and on_error)?";
+        required_spec109_must_issue_on_subscribe_for_non_null_subscriber, "required_spec109_mustIssueOnSubscribeForNonNullSubscriber", "1.9",
+            "is on_subscribe the first call on every subscriber, before any on_next, on_error or on_complete?";
+        untested_spec109_subscribe_should_not_throw_non_fatal_throwable, "untested_spec109_subscribeShouldNotThrowNonFatalThrowable", "1.9",
+            "do subscribe, request and cancel return normally? catch panics of user code (a source, a factory) and turn them into on_error";
+        required_spec109_subscribe_throw_npe_on_null_subscriber, "required_spec109_subscribeThrowNPEOnNullSubscriber", "1.9",
+            "nothing to do: Publisher::subscribe takes a Box<dyn Subscriber>, which cannot be null";
+        required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe, "required_spec109_mayRejectCallsToSubscribeIfPublisherIsUnableOrUnwillingToServeThemRejectionMustTriggerOnErrorAfterOnSubscribe", "1.9",
+            "does the failed publisher call on_subscribe before on_error?";
+        untested_spec110_reject_a_subscription_request_if_the_same_subscriber_subscribes_twice, "untested_spec110_rejectASubscriptionRequestIfTheSameSubscriberSubscribesTwice", "1.10",
+            "nothing to do: subscribe takes the subscriber by value, so it cannot be subscribed twice";
+        optional_spec111_may_support_multi_subscribe, "optional_spec111_maySupportMultiSubscribe", "1.11",
+            "can the publisher serve a second subscriber while the first is active (subscription state per subscriber, not per publisher)?";
+        optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, "optional_spec111_registeredSubscribersMustReceiveOnNextOrOnCompleteSignals", "1.11",
+            "does every registered subscriber receive on_next or on_complete, not only the first or the last one?";
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingOneByOne", "1.11",
+            "do all subscribers see the same elements in the same order (one shared sequence, one position per subscriber)?";
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfront", "1.11",
+            "do all subscribers see the same elements in the same order (one shared sequence, one position per subscriber)?";
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected", "1.11",
+            "do all subscribers see the same elements in the same order, each followed by on_complete?";
+        required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, "required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe", "3.2",
+            "does a request from inside on_next or on_subscribe only record demand? no lock, RefCell borrow or other exclusive state may be held across a call to the subscriber";
+        required_spec303_must_not_allow_unbounded_recursion, "required_spec303_mustNotAllowUnboundedRecursion", "3.3",
+            "is a re-entrant request recorded for the drain loop already running (a work counter, as rs_impl::serial::DrainLoop), rather than calling on_next recursively?";
+        untested_spec304_request_should_not_perform_heavy_computations, "untested_spec304_requestShouldNotPerformHeavyComputations", "3.4",
+            "keep request cheap: record the demand and return; do the work in the drain loop";
+        untested_spec305_cancel_must_not_synchronously_perform_heavy_computation, "untested_spec305_cancelMustNotSynchronouslyPerformHeavyComputation", "3.5",
+            "keep cancel cheap: set a flag and return; release resources in the drain loop";
+        required_spec306_after_subscription_is_cancelled_request_must_be_nops, "required_spec306_afterSubscriptionIsCancelledRequestMustBeNops", "3.6",
+            "after cancel, does request return without adding demand or emitting (check the cancelled flag first)?";
+        required_spec307_after_subscription_is_cancelled_additional_cancelations_must_be_nops, "required_spec307_afterSubscriptionIsCancelledAdditionalCancelationsMustBeNops", "3.7",
+            "is cancel idempotent (a swap on a flag: a second call returns at once and never panics or signals)?";
+        required_spec309_request_zero_must_signal_illegal_argument_exception, "required_spec309_requestZeroMustSignalIllegalArgumentException", "3.9",
+            "does request(0) cancel the subscription and send on_error with rs_api::SpecViolation::NonPositiveRequest (rs_impl::demand::Demand does this)?";
+        required_spec309_request_negative_number_must_signal_illegal_argument_exception, "required_spec309_requestNegativeNumberMustSignalIllegalArgumentException", "3.9",
+            "does request(0) (a bridged negative request) cancel the subscription and send on_error with rs_api::SpecViolation::NonPositiveRequest?";
+        optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message, "optional_spec309_requestNegativeNumberMaySignalIllegalArgumentExceptionWithSpecificMessage", "3.9",
+            "send rs_api::SpecViolation::NonPositiveRequest, whose message names rule 3.9";
+        required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, "required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling", "3.12",
+            "after cancel, does the drain loop check the cancelled flag before each on_next instead of flushing what was requested?";
+        required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, "required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber", "3.13",
+            "does cancel make the publisher drop the subscriber (take it out of the state in the drain loop), also when no further signal is due?";
+        required_spec317_must_support_a_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportAPendingElementCountUpToLongMaxValue", "3.17",
+            "is a request of i64::MAX accepted as unbounded demand, not as an error?";
+        required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue", "3.17",
+            "do requests add with saturation (saturating_add), so that a sum reaching i64::MAX means unbounded, not an error?";
+        required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, "required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue", "3.17",
+            "does the demand counter saturate instead of overflowing (saturating_add, not +), and keep emitting?";
+    ];
+    table
+        .into_iter()
+        .map(|spec| match spec.name {
+            "required_spec309_request_negative_number_must_signal_illegal_argument_exception"
+            | "optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message" => {
+                spec.with_pass_note(checks::NEGATIVE_DEMAND_NOTE)
+            }
+            _ => spec,
+        })
+        .collect()
 }

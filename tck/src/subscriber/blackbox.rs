@@ -1,6 +1,7 @@
 //! Subscriber blackbox verification: the JVM TCK's `SubscriberBlackboxVerification`, all 26
 //! tests (see the [module table](super) for what each checks).
 
+use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -11,7 +12,7 @@ use super::manual_publisher::{ManualPublisher, Mode};
 use super::{decided_by_the_types, with_async_errors, NPE_REASON};
 use crate::env::{TestEnvironment, Timeouts};
 use crate::outcome::{Stop, TestResult};
-use crate::suite::{Suite, TestSpec};
+use crate::suite::{specs, Suite, TestSpec};
 
 /// The verification's name in reports.
 pub const VERIFICATION: &str = "subscriber_blackbox";
@@ -20,23 +21,64 @@ pub const VERIFICATION: &str = "subscriber_blackbox";
 pub const MAX_ELEMENTS_2_1: u64 = 512;
 
 /// What a subscriber implementation provides to be verified in blackbox mode (the JVM's
-/// `SubscriberBlackboxVerification` hooks).
+/// `SubscriberBlackboxVerification`): one factory,
+/// [`create_subscriber`](Self::create_subscriber), the elements to send, and an optional
+/// nudge.
+///
+/// The same value runs the blackbox verification ([`verify`]) and the loom scenario of rule 2.5
+/// ([`loom::verify_subscriber`](crate::loom::verify_subscriber)). Shared between tests that run
+/// at once on several threads (hence `Send + Sync`). The factory returns
+/// `impl Subscriber<Item> + 'static`: your subscriber's own type, or a
+/// [`BoxSubscriber`](rs_api::BoxSubscriber).
 pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
     /// The element type.
     type Item: Send + Clone + fmt::Debug + 'static;
-    /// The subscriber type under test (`BoxSubscriber<Item>` works for any subscriber).
-    type Subscriber: Subscriber<Self::Item> + 'static;
 
-    /// A fresh subscriber under test.
-    fn create_subscriber(&self) -> Self::Subscriber;
+    /// A fresh subscriber under test. The JVM's `createSubscriber()`.
+    fn create_subscriber(&self) -> impl Subscriber<Self::Item> + 'static;
 
     /// The element with index `element` (the JVM's `createElement(int)`).
     fn create_element(&self, element: u64) -> Self::Item;
 
     /// The JVM's optional `triggerRequest(subscriber)`: for subscribers that need an outside
-    /// nudge before they request. Called serially with the signals (never during one). The
-    /// default does nothing.
-    fn trigger_request(&self, subscriber: &mut Self::Subscriber) {
+    /// nudge before they request. `subscriber` is the value
+    /// [`create_subscriber`](Self::create_subscriber) returned: downcast it to your type, as a
+    /// JVM implementation casts (`subscriber.downcast_mut::<MySubscriber>()`). Called serially
+    /// with the signals (never during one). The default does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::any::Any;
+    /// use rs_api::{Error, Subscriber, SubscriptionRef};
+    /// use rs_tck::subscriber::SubscriberBlackboxVerification;
+    ///
+    /// /// Requests only when told to.
+    /// #[derive(Default)]
+    /// struct OnDemand(Option<SubscriptionRef>);
+    /// impl Subscriber<u64> for OnDemand {
+    ///     fn on_subscribe(&mut self, s: SubscriptionRef) {
+    ///         if self.0.is_some() { s.cancel() } else { self.0 = Some(s) }
+    ///     }
+    ///     fn on_next(&mut self, _: u64) {}
+    ///     fn on_error(&mut self, _: Error) { self.0 = None }
+    ///     fn on_complete(&mut self) { self.0 = None }
+    /// }
+    /// struct V;
+    /// impl SubscriberBlackboxVerification for V {
+    ///     type Item = u64;
+    ///     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static { OnDemand::default() }
+    ///     fn create_element(&self, i: u64) -> u64 { i }
+    ///     fn trigger_request(&self, subscriber: &mut dyn Any) {
+    ///         let s = subscriber.downcast_mut::<OnDemand>().expect("an OnDemand");
+    ///         if let Some(sub) = &s.0 { sub.request(1) }
+    ///     }
+    /// }
+    /// let suite = rs_tck::subscriber::blackbox::verify("on-demand", V);
+    /// let t = suite.test("required_spec201_blackbox_must_signal_demand_via_subscription_request");
+    /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
+    /// ```
+    fn trigger_request(&self, subscriber: &mut dyn Any) {
         let _ = subscriber;
     }
 
@@ -46,21 +88,20 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
     }
 }
 
-/// The blackbox verification's suite for `verification`, reported under `implementation`.
+/// The blackbox verification's suite for the verification `v`, reported under `implementation`.
 ///
 /// # Examples
 ///
 /// ```
-/// use rs_api::BoxSubscriber;
+/// use rs_api::Subscriber;
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 /// use rs_tck::subscriber::SubscriberBlackboxVerification;
 ///
 /// struct Collect;
 /// impl SubscriberBlackboxVerification for Collect {
 ///     type Item = u64;
-///     type Subscriber = BoxSubscriber<u64>;
-///     fn create_subscriber(&self) -> BoxSubscriber<u64> {
-///         Box::new(collect::<u64>(RequestStrategy::OneByOne).0)
+///     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
+///         collect::<u64>(RequestStrategy::OneByOne).0
 ///     }
 ///     fn create_element(&self, i: u64) -> u64 { i }
 /// }
@@ -69,18 +110,8 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
 /// let t = suite.test("required_spec201_blackbox_must_signal_demand_via_subscription_request");
 /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 /// ```
-pub fn verify<V: SubscriberBlackboxVerification>(
-    implementation: impl Into<String>,
-    verification: V,
-) -> Suite {
-    let timeouts = verification.timeouts();
-    Suite::new(
-        implementation,
-        VERIFICATION,
-        verification,
-        timeouts,
-        specs::<V>(),
-    )
+pub fn verify<V: SubscriberBlackboxVerification>(implementation: impl Into<String>, v: V) -> Suite {
+    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
 }
 
 /// Lets the TCK reach the subscriber for `trigger_request` while the publisher owns it.
@@ -115,8 +146,9 @@ impl<T, S: Subscriber<T>> Subscriber<T> for SharedSubscriber<S> {
 
 struct Stage<'v, V: SubscriberBlackboxVerification> {
     v: &'v V,
-    /// The subscriber, while the publisher holds it (dropping it must really drop it).
-    subscriber: Weak<Mutex<V::Subscriber>>,
+    /// The subscriber, while the publisher holds it (dropping it must really drop it); for
+    /// the verification's `trigger_request`.
+    subscriber: Weak<Mutex<dyn Any + Send>>,
     publisher: ManualPublisher<V::Item>,
     next: AtomicU64,
 }
@@ -133,7 +165,7 @@ impl<'v, V: SubscriberBlackboxVerification> Stage<'v, V> {
         self.publisher.run_as_signal(|| {
             if let Some(sub) = self.subscriber.upgrade() {
                 let mut s = sub.lock().unwrap_or_else(|e| e.into_inner());
-                self.v.trigger_request(&mut s);
+                self.v.trigger_request(&mut *s);
             }
         });
     }
@@ -151,7 +183,9 @@ fn run<V: SubscriberBlackboxVerification>(
     body: impl FnOnce(&Stage<'_, V>) -> TestResult,
 ) -> TestResult {
     let subscriber = Arc::new(Mutex::new(v.create_subscriber()));
-    let weak = Arc::downgrade(&subscriber);
+    let erased: Arc<Mutex<dyn Any + Send>> = subscriber.clone();
+    let weak = Arc::downgrade(&erased);
+    drop(erased);
     let publisher = ManualPublisher::new(env, mode);
     publisher.subscribe(Box::new(SharedSubscriber(subscriber)));
     let stage = Stage {
@@ -593,40 +627,60 @@ pub(crate) fn untested_spec316_blackbox_request_must_not_throw_exception_and_mus
     Err(Stop::untested(super::SPEC316_REASON))
 }
 
-macro_rules! spec {
-    ($name:ident, $jvm:literal, $rule:literal) => {
-        TestSpec::new(stringify!($name), $jvm, $rule, $name::<V>)
-    };
-}
-
 /// The 26 tests, in the JVM TCK's order.
 pub fn specs<V: SubscriberBlackboxVerification>() -> Vec<TestSpec<V>> {
-    vec![
-        spec!(required_spec201_blackbox_must_signal_demand_via_subscription_request, "required_spec201_blackbox_mustSignalDemandViaSubscriptionRequest", "2.1"),
-        spec!(untested_spec202_blackbox_should_asynchronously_dispatch, "untested_spec202_blackbox_shouldAsynchronouslyDispatch", "2.2"),
-        spec!(required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3"),
-        spec!(required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3"),
-        spec!(untested_spec204_blackbox_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_blackbox_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4"),
-        spec!(required_spec205_blackbox_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_blackbox_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5"),
-        spec!(untested_spec206_blackbox_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_blackbox_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6"),
-        spec!(untested_spec207_blackbox_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_blackbox_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7"),
-        spec!(untested_spec208_blackbox_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "untested_spec208_blackbox_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8"),
-        spec!(required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9"),
-        spec!(required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9"),
-        spec!(required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10"),
-        spec!(required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10"),
-        spec!(untested_spec211_blackbox_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_blackbox_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11"),
-        spec!(untested_spec212_blackbox_must_not_call_on_subscribe_more_than_once_based_on_object_equality, "untested_spec212_blackbox_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality", "2.12"),
-        spec!(untested_spec213_blackbox_failing_on_signal_invocation, "untested_spec213_blackbox_failingOnSignalInvocation", "2.13"),
-        spec!(required_spec213_blackbox_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(required_spec213_blackbox_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(required_spec213_blackbox_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(untested_spec301_blackbox_must_not_be_called_outside_subscriber_context, "untested_spec301_blackbox_mustNotBeCalledOutsideSubscriberContext", "3.1"),
-        spec!(untested_spec308_blackbox_request_must_register_given_number_elements_to_be_produced, "untested_spec308_blackbox_requestMustRegisterGivenNumberElementsToBeProduced", "3.8"),
-        spec!(untested_spec310_blackbox_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_blackbox_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10"),
-        spec!(untested_spec311_blackbox_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_blackbox_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11"),
-        spec!(untested_spec314_blackbox_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_blackbox_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14"),
-        spec!(untested_spec315_blackbox_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_blackbox_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15"),
-        spec!(untested_spec316_blackbox_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_blackbox_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16"),
+    specs![V, self:
+        required_spec201_blackbox_must_signal_demand_via_subscription_request, "required_spec201_blackbox_mustSignalDemandViaSubscriptionRequest", "2.1",
+            "does the subscriber request by itself (from on_subscribe, and again as it consumes), or, if it needs a nudge, does trigger_request provide it?";
+        untested_spec202_blackbox_should_asynchronously_dispatch, "untested_spec202_blackbox_shouldAsynchronouslyDispatch", "2.2",
+            "a recommendation: hand slow processing to another thread instead of doing it inside on_next";
+        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3",
+            "does on_complete drop the subscription without calling request or cancel on it?";
+        required_spec203_blackbox_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_blackbox_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3",
+            "does on_error drop the subscription without calling request or cancel on it?";
+        untested_spec204_blackbox_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_blackbox_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4",
+            "after on_complete or on_error, is the subscription dropped, so that nothing (trigger_request included) requests from it again?";
+        required_spec205_blackbox_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_blackbox_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5",
+            "does on_subscribe cancel a second subscription while one is active, and never request from it?";
+        untested_spec206_blackbox_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_blackbox_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6",
+            "cancel a subscription you no longer need (the whitebox verification checks it)";
+        untested_spec207_blackbox_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_blackbox_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7",
+            "are the subscriber's calls on its subscription serialised, whichever thread delivers the signal that makes them? one gate around every call";
+        untested_spec208_blackbox_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "untested_spec208_blackbox_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8",
+            "accept on_next after cancel (the whitebox verification checks it)";
+        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9",
+            "does on_complete return normally after a request?";
+        required_spec209_blackbox_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_blackbox_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9",
+            "does on_complete return normally without any request before it?";
+        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10",
+            "does on_error return normally after a request?";
+        required_spec210_blackbox_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_blackbox_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10",
+            "does on_error return normally without any request before it?";
+        untested_spec211_blackbox_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_blackbox_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11",
+            "nothing to do: signals move their arguments into &mut self methods of a Send subscriber";
+        untested_spec212_blackbox_must_not_call_on_subscribe_more_than_once_based_on_object_equality, "untested_spec212_blackbox_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality", "2.12",
+            "nothing to do: a subscriber is subscribed by value, once";
+        untested_spec213_blackbox_failing_on_signal_invocation, "untested_spec213_blackbox_failingOnSignalInvocation", "2.13",
+            "do the signal methods return normally (no panic) in every legal sequence?";
+        required_spec213_blackbox_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        required_spec213_blackbox_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        required_spec213_blackbox_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_blackbox_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        untested_spec301_blackbox_must_not_be_called_outside_subscriber_context, "untested_spec301_blackbox_mustNotBeCalledOutsideSubscriberContext", "3.1",
+            "after the publisher drops the subscriber, does anything it left behind (a thread, a timer, a handle) still call the subscription? stop them when the subscriber ends or is dropped";
+        untested_spec308_blackbox_request_must_register_given_number_elements_to_be_produced, "untested_spec308_blackbox_requestMustRegisterGivenNumberElementsToBeProduced", "3.8",
+            "request what you mean to consume (the whitebox verification checks the amounts)";
+        untested_spec310_blackbox_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_blackbox_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10",
+            "is request called with no lock or borrow of the subscriber's state held? a synchronous publisher calls on_next from inside request";
+        untested_spec311_blackbox_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_blackbox_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11",
+            "is request called with no lock or borrow of the subscriber's state held? a synchronous publisher calls on_complete or on_error from inside request";
+        untested_spec314_blackbox_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_blackbox_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14",
+            "make Drop safe without a terminal signal (the whitebox verification checks it)";
+        untested_spec315_blackbox_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_blackbox_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15",
+            "nothing to check here: the subscription is the TCK's (publishers and processors are checked)";
+        untested_spec316_blackbox_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_blackbox_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16",
+            "nothing to check here: the subscription is the TCK's (publishers and processors are checked)";
     ]
 }

@@ -12,8 +12,9 @@ use std::time::Duration;
 use rs_api::{BoxSubscriber, Error, Subscription, SubscriptionRef};
 
 use crate::env::TestEnvironment;
-use crate::outcome::{panic_message, Stop, TestResult};
-use crate::probe::Latch;
+use crate::instruments::Latch;
+use crate::outcome::{Stop, TestResult};
+use rs_impl::panics::panic_message;
 
 /// How the [`ManualPublisher`] delivers elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

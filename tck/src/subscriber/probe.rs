@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
 use crate::env::TestEnvironment;
-use crate::outcome::{panic_message, Stop, TestResult};
-use crate::probe::{Latch, Receptacle, Signal};
+use crate::instruments::{Latch, Receptacle, Signal};
+use crate::outcome::{Stop, TestResult};
+use rs_impl::panics::panic_message;
 
 /// How the TCK drives a whitebox subscriber (the JVM's `SubscriberPuppet`). The subscriber
 /// under test registers one with [`WhiteboxSubscriberProbe::register_on_subscribe`].

@@ -5,30 +5,37 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 
-use rs_api::{BoxSubscriber, Error};
+use rs_api::{Error, Subscriber};
 
 use super::manual_publisher::{ManualPublisher, Mode};
 use super::probe::{signal_cancel, trigger_request, SubscriberPuppet, WhiteboxSubscriberProbe};
 use super::{decided_by_the_types, same_error, with_async_errors, NPE_REASON};
 use crate::env::{TestEnvironment, Timeouts};
-use crate::outcome::{panic_message, Stop, TestResult};
-use crate::suite::{Suite, TestSpec};
+use crate::outcome::{Stop, TestResult};
+use crate::suite::{specs, Suite, TestSpec};
+use rs_impl::panics::panic_message;
 
 /// The verification's name in reports.
 pub const VERIFICATION: &str = "subscriber_whitebox";
 
 /// What a subscriber implementation provides to be verified in whitebox mode (the JVM's
-/// `SubscriberWhiteboxVerification` hooks).
+/// `SubscriberWhiteboxVerification`): one factory,
+/// [`create_subscriber`](Self::create_subscriber), and the elements to send.
+///
+/// Shared between tests that run at once on several threads (hence `Send + Sync`). The
+/// factory returns `impl Subscriber<Item> + 'static`: your subscriber's own type, or a
+/// [`BoxSubscriber`](rs_api::BoxSubscriber).
 pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
     /// The element type.
     type Item: Send + Clone + fmt::Debug + PartialEq + 'static;
 
     /// A fresh subscriber under test that reports every signal it processes to `probe`
-    /// (registering a [`SubscriberPuppet`] from `on_subscribe`).
+    /// (registering a [`SubscriberPuppet`] from `on_subscribe`). The JVM's
+    /// `createSubscriber(WhiteboxSubscriberProbe)`.
     fn create_subscriber(
         &self,
         probe: WhiteboxSubscriberProbe<Self::Item>,
-    ) -> BoxSubscriber<Self::Item>;
+    ) -> impl Subscriber<Self::Item> + 'static;
 
     /// The element with index `element` (the JVM's `createElement(int)`); may be called from
     /// any thread.
@@ -40,12 +47,12 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
     }
 }
 
-/// The whitebox verification's suite for `verification`, reported under `implementation`.
+/// The whitebox verification's suite for the verification `v`, reported under `implementation`.
 ///
 /// # Examples
 ///
 /// ```
-/// use rs_api::{BoxSubscriber, Error, Subscriber, SubscriptionRef};
+/// use rs_api::{Error, Subscriber, SubscriptionRef};
 /// use rs_tck::subscriber::{SubscriberPuppet, SubscriberWhiteboxVerification, WhiteboxSubscriberProbe};
 /// use std::sync::{Arc, Mutex};
 ///
@@ -77,8 +84,8 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
 /// struct V;
 /// impl SubscriberWhiteboxVerification for V {
 ///     type Item = u64;
-///     fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> BoxSubscriber<u64> {
-///         Box::new(Mine { probe, sub: Arc::new(Mutex::new(None)) })
+///     fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> impl Subscriber<u64> + 'static {
+///         Mine { probe, sub: Arc::new(Mutex::new(None)) }
 ///     }
 ///     fn create_element(&self, i: u64) -> u64 { i }
 /// }
@@ -87,18 +94,8 @@ pub trait SubscriberWhiteboxVerification: Send + Sync + 'static {
 /// let t = suite.test("required_spec308_request_must_register_given_number_elements_to_be_produced");
 /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 /// ```
-pub fn verify<V: SubscriberWhiteboxVerification>(
-    implementation: impl Into<String>,
-    verification: V,
-) -> Suite {
-    let timeouts = verification.timeouts();
-    Suite::new(
-        implementation,
-        VERIFICATION,
-        verification,
-        timeouts,
-        specs::<V>(),
-    )
+pub fn verify<V: SubscriberWhiteboxVerification>(implementation: impl Into<String>, v: V) -> Suite {
+    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
 }
 
 /// One whitebox test run: the TCK's publisher, the probe and the puppet (the JVM's
@@ -116,7 +113,7 @@ impl<'v, V: SubscriberWhiteboxVerification> Stage<'v, V> {
     pub(crate) fn new(v: &'v V, env: &TestEnvironment, mode: Mode) -> TestResult<Self> {
         let probe = WhiteboxSubscriberProbe::new(env);
         let publisher = ManualPublisher::new(env, mode);
-        publisher.subscribe(v.create_subscriber(probe.clone()));
+        publisher.subscribe(Box::new(v.create_subscriber(probe.clone())));
         let puppet = probe.expect_registered()?;
         Ok(Stage {
             v,
@@ -714,41 +711,62 @@ pub(crate) fn untested_spec316_request_must_not_throw_exception_and_must_on_erro
     Err(Stop::untested(super::SPEC316_REASON))
 }
 
-macro_rules! spec {
-    ($name:ident, $jvm:literal, $rule:literal) => {
-        TestSpec::new(stringify!($name), $jvm, $rule, $name::<V>)
-    };
-}
-
 /// The 27 tests, in the JVM TCK's order.
 pub fn specs<V: SubscriberWhiteboxVerification>() -> Vec<TestSpec<V>> {
-    vec![
-        spec!(required_exercise_whitebox_happy_path, "required_exerciseWhiteboxHappyPath", ""),
-        spec!(required_spec201_must_signal_demand_via_subscription_request, "required_spec201_mustSignalDemandViaSubscriptionRequest", "2.1"),
-        spec!(untested_spec202_should_asynchronously_dispatch, "untested_spec202_shouldAsynchronouslyDispatch", "2.2"),
-        spec!(required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3"),
-        spec!(required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3"),
-        spec!(untested_spec204_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4"),
-        spec!(required_spec205_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5"),
-        spec!(untested_spec206_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6"),
-        spec!(untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7"),
-        spec!(required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "required_spec208_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8"),
-        spec!(required_spec209_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9"),
-        spec!(required_spec209_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9"),
-        spec!(required_spec210_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10"),
-        spec!(required_spec210_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10"),
-        spec!(untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11"),
-        spec!(untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation, "untested_spec212_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality_specViolation", "2.12"),
-        spec!(untested_spec213_failing_on_signal_invocation, "untested_spec213_failingOnSignalInvocation", "2.13"),
-        spec!(required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13"),
-        spec!(untested_spec301_must_not_be_called_outside_subscriber_context, "untested_spec301_mustNotBeCalledOutsideSubscriberContext", "3.1"),
-        spec!(required_spec308_request_must_register_given_number_elements_to_be_produced, "required_spec308_requestMustRegisterGivenNumberElementsToBeProduced", "3.8"),
-        spec!(untested_spec310_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10"),
-        spec!(untested_spec311_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11"),
-        spec!(untested_spec314_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14"),
-        spec!(untested_spec315_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15"),
-        spec!(untested_spec316_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16"),
+    specs![V, self:
+        required_exercise_whitebox_happy_path, "required_exerciseWhiteboxHappyPath", "",
+            "does the subscriber register a puppet with probe.register_on_subscribe from on_subscribe, request when trigger_request says, report each signal to the probe, and cancel on signal_cancel?";
+        required_spec201_must_signal_demand_via_subscription_request, "required_spec201_mustSignalDemandViaSubscriptionRequest", "2.1",
+            "does trigger_request(n) make the subscriber call request with n ≥ 1?";
+        untested_spec202_should_asynchronously_dispatch, "untested_spec202_shouldAsynchronouslyDispatch", "2.2",
+            "a recommendation: hand slow processing to another thread instead of doing it inside on_next";
+        required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_complete, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnComplete", "2.3",
+            "does on_complete drop the subscription without calling request or cancel on it?";
+        required_spec203_must_not_call_methods_on_subscription_or_publisher_in_on_error, "required_spec203_mustNotCallMethodsOnSubscriptionOrPublisherInOnError", "2.3",
+            "does on_error drop the subscription without calling request or cancel on it?";
+        untested_spec204_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error, "untested_spec204_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError", "2.4",
+            "after on_complete or on_error, is the subscription dropped, so that later trigger_request calls cannot reach it?";
+        required_spec205_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal, "required_spec205_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal", "2.5",
+            "does on_subscribe cancel a second subscription while one is active, and never request from it?";
+        untested_spec206_must_call_subscription_cancel_if_it_is_no_longer_valid, "untested_spec206_mustCallSubscriptionCancelIfItIsNoLongerValid", "2.6",
+            "does signal_cancel cancel the subscription at once, not at the next signal?";
+        untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization, "untested_spec207_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization", "2.7",
+            "are the subscriber's calls on its subscription serialised (its own requests from on_next against cancels and requests from other threads): one gate around every call, as rs_impl's ready-made subscribers have?";
+        required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel, "required_spec208_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel", "2.8",
+            "does on_next after cancel return normally (ignore the element, do not panic or assert)?";
+        required_spec209_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall", "2.9",
+            "does on_complete return normally after a request?";
+        required_spec209_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call, "required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall", "2.9",
+            "does on_complete return normally without any request before it?";
+        required_spec210_must_be_prepared_to_receive_an_on_error_signal_with_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithPrecedingRequestCall", "2.10",
+            "does on_error return normally after a request, and report the very error it got?";
+        required_spec210_must_be_prepared_to_receive_an_on_error_signal_without_preceding_request_call, "required_spec210_mustBePreparedToReceiveAnOnErrorSignalWithoutPrecedingRequestCall", "2.10",
+            "does on_error return normally without any request before it, and report the very error it got?";
+        untested_spec211_must_make_sure_that_all_calls_on_its_methods_happen_before_the_processing_of_the_respective_events, "untested_spec211_mustMakeSureThatAllCallsOnItsMethodsHappenBeforeTheProcessingOfTheRespectiveEvents", "2.11",
+            "nothing to do: signals move their arguments into &mut self methods of a Send subscriber";
+        untested_spec212_must_not_call_on_subscribe_more_than_once_based_on_object_equality_spec_violation, "untested_spec212_mustNotCallOnSubscribeMoreThanOnceBasedOnObjectEquality_specViolation", "2.12",
+            "nothing to do: a subscriber is subscribed by value, once";
+        untested_spec213_failing_on_signal_invocation, "untested_spec213_failingOnSignalInvocation", "2.13",
+            "do the signal methods return normally (no panic, no unwrap on a missing subscription) in every legal sequence?";
+        required_spec213_on_subscribe_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onSubscribe_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        required_spec213_on_next_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onNext_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        required_spec213_on_error_must_throw_null_pointer_exception_when_parameters_are_null, "required_spec213_onError_mustThrowNullPointerExceptionWhenParametersAreNull", "2.13",
+            "nothing to do: Rust arguments cannot be null";
+        untested_spec301_must_not_be_called_outside_subscriber_context, "untested_spec301_mustNotBeCalledOutsideSubscriberContext", "3.1",
+            "after the publisher drops the subscriber, does anything it left behind (a thread, a timer, a handle) still call the subscription? stop them when the subscriber ends or is dropped";
+        required_spec308_request_must_register_given_number_elements_to_be_produced, "required_spec308_requestMustRegisterGivenNumberElementsToBeProduced", "3.8",
+            "do the requests that trigger_request(n) makes add up to at least n?";
+        untested_spec310_request_may_synchronously_call_on_next_on_subscriber, "untested_spec310_requestMaySynchronouslyCallOnNextOnSubscriber", "3.10",
+            "is request called with no lock or borrow of the subscriber's state held? a synchronous publisher calls on_next from inside request";
+        untested_spec311_request_may_synchronously_call_on_complete_or_on_error, "untested_spec311_requestMaySynchronouslyCallOnCompleteOrOnError", "3.11",
+            "is request called with no lock or borrow of the subscriber's state held? a synchronous publisher calls on_complete or on_error from inside request";
+        untested_spec314_cancel_may_cause_the_publisher_to_shutdown_if_no_other_subscription_exists, "untested_spec314_cancelMayCauseThePublisherToShutdownIfNoOtherSubscriptionExists", "3.14",
+            "is the subscriber's Drop safe without a terminal signal (the publisher may shut down after cancel and drop it silently)?";
+        untested_spec315_cancel_must_not_throw_exception_and_must_signal_on_error, "untested_spec315_cancelMustNotThrowExceptionAndMustSignalOnError", "3.15",
+            "cancel on a subscription must return normally (for a processor: its downstream subscription's cancel, also when repeated)";
+        untested_spec316_request_must_not_throw_exception_and_must_on_error_the_subscriber, "untested_spec316_requestMustNotThrowExceptionAndMustOnErrorTheSubscriber", "3.16",
+            "request on a subscription must return normally, and request(0) must come back as on_error (for a processor: its downstream subscription)";
     ]
 }

@@ -12,13 +12,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rs_api::{
-    BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef, UNBOUNDED,
+    BoxSubscriber, Error, Processor, Publisher, Subscriber, Subscription, SubscriptionRef,
+    UNBOUNDED,
 };
 use rs_impl::processor::IdentityProcessor;
-use rs_tck::processor::{IdentityProcessorVerification, ProcessorHalves};
-use rs_tck::publisher::BoxPublisher;
+use rs_tck::processor::IdentityProcessorVerification;
+use rs_tck::publisher::PublisherVerification;
 
-use super::broken_publisher::{Knobs, TestPublisher};
+use super::broken_publisher::{Broken, Knobs};
 use super::broken_subscriber::SubKnobs;
 
 /// The processor's own faults.
@@ -96,13 +97,17 @@ impl Subscription for UpSub {
     }
 }
 
-/// The processor as its upstream's subscriber.
-struct BrokenUp {
+/// The broken processor: a `Clone` handle, as `IdentityProcessor` is. As its upstream's
+/// subscriber it applies the subscriber knobs; as a publisher, the publisher knobs.
+#[derive(Clone)]
+struct BrokenProcessor {
     inner: IdentityProcessor<u64>,
     shared: Arc<PShared>,
+    /// One per handle: the last handle to go is the processor being dropped.
+    handles: Arc<()>,
 }
 
-impl Subscriber<u64> for BrokenUp {
+impl Subscriber<u64> for BrokenProcessor {
     fn on_subscribe(&mut self, s: SubscriptionRef) {
         let sh = &self.shared;
         let primary = !sh.has_upstream.swap(true, Ordering::AcqRel);
@@ -180,8 +185,11 @@ impl Subscriber<u64> for BrokenUp {
     }
 }
 
-impl Drop for BrokenUp {
+impl Drop for BrokenProcessor {
     fn drop(&mut self) {
+        if Arc::get_mut(&mut self.handles).is_none() {
+            return; // not the last handle
+        }
         let sh = &self.shared;
         if sh.sk.requests_after_drop {
             if let Some(up) = sh.upstream() {
@@ -462,13 +470,7 @@ impl Subscription for DownSubscription {
     }
 }
 
-/// The processor as a publisher.
-struct BrokenDown {
-    inner: IdentityProcessor<u64>,
-    shared: Arc<PShared>,
-}
-
-impl Publisher<u64> for BrokenDown {
+impl Publisher<u64> for BrokenProcessor {
     fn subscribe(&self, subscriber: BoxSubscriber<u64>) {
         let sh = &self.shared;
         let k = &sh.knobs;
@@ -503,28 +505,22 @@ impl Publisher<u64> for BrokenDown {
 /// An identity-processor verification over the broken processor.
 #[derive(Debug, Clone)]
 pub(crate) struct BrokenIdentity {
-    /// Downstream (publisher) knobs.
-    pub(crate) publisher: Knobs,
+    /// Downstream: the publisher knobs (`knobs`), the failed publisher, the maximum number of
+    /// elements and the recursion depth, as for the broken publisher.
+    pub(crate) publisher: Broken,
     /// Upstream (subscriber) knobs.
     pub(crate) subscriber: SubKnobs,
     /// The processor's own knobs.
     pub(crate) processor: ProcKnobs,
-    /// Knobs of the failed publisher (a broken-publisher `TestPublisher` with `fail`).
-    pub(crate) failed: Option<Knobs>,
-    pub(crate) max_elements: u64,
-    pub(crate) depth: u64,
     pub(crate) coordinated: bool,
 }
 
 impl Default for BrokenIdentity {
     fn default() -> Self {
         BrokenIdentity {
-            publisher: Knobs::default(),
+            publisher: Broken::correct(),
             subscriber: SubKnobs::default(),
             processor: ProcKnobs::default(),
-            failed: Some(Knobs::default()),
-            max_elements: rs_tck::publisher::DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER,
-            depth: 1,
             coordinated: true,
         }
     }
@@ -533,28 +529,27 @@ impl Default for BrokenIdentity {
 impl IdentityProcessorVerification for BrokenIdentity {
     type Item = u64;
 
-    fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<u64> {
-        let inner = IdentityProcessor::new(buffer_size);
-        let shared = Arc::new(PShared {
-            pk: self.processor.clone(),
-            knobs: Arc::new(self.publisher.clone()),
-            sk: self.subscriber.clone(),
-            subscribers: AtomicU64::new(0),
-            upstream: Mutex::new(None),
-            has_upstream: AtomicBool::new(false),
-            upstream_terminated: AtomicBool::new(false),
-            upstream_cancelled: AtomicBool::new(false),
-            cancel_pending: AtomicBool::new(false),
-            state: Mutex::new(()),
-            elements: AtomicU64::new(0),
-            leaks: Mutex::new(Vec::new()),
-        });
-        ProcessorHalves {
-            subscriber: Box::new(BrokenUp {
-                inner: inner.clone(),
-                shared: shared.clone(),
+    fn create_identity_processor(
+        &self,
+        buffer_size: usize,
+    ) -> impl Processor<u64, u64> + Clone + Send + 'static {
+        BrokenProcessor {
+            inner: IdentityProcessor::new(buffer_size),
+            shared: Arc::new(PShared {
+                pk: self.processor.clone(),
+                knobs: Arc::new(self.publisher.knobs.clone()),
+                sk: self.subscriber.clone(),
+                subscribers: AtomicU64::new(0),
+                upstream: Mutex::new(None),
+                has_upstream: AtomicBool::new(false),
+                upstream_terminated: AtomicBool::new(false),
+                upstream_cancelled: AtomicBool::new(false),
+                cancel_pending: AtomicBool::new(false),
+                state: Mutex::new(()),
+                elements: AtomicU64::new(0),
+                leaks: Mutex::new(Vec::new()),
             }),
-            publisher: Box::new(BrokenDown { inner, shared }),
+            handles: Arc::new(()),
         }
     }
 
@@ -562,18 +557,17 @@ impl IdentityProcessorVerification for BrokenIdentity {
         element
     }
 
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<u64>> {
-        self.failed.clone().map(|k| {
-            Box::new(TestPublisher::new(0, Knobs { fail: true, ..k })) as BoxPublisher<u64>
-        })
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        self.publisher.create_failed_publisher()
     }
 
     fn max_elements_from_publisher(&self) -> u64 {
-        self.max_elements
+        self.publisher.max_elements_from_publisher()
     }
 
     fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
-        self.depth
+        self.publisher
+            .bounded_depth_of_on_next_and_request_recursion()
     }
 
     fn does_coordinated_emission(&self) -> bool {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation, Subscription, SubscriptionRef};
-use rs_tck::publisher::{BoxPublisher, PublisherVerification};
+use rs_tck::publisher::PublisherVerification;
 
 /// What to break. Every knob off: a correct publisher.
 #[derive(Debug, Clone, Default)]
@@ -434,14 +434,14 @@ impl Broken {
 impl PublisherVerification for Broken {
     type Item = u64;
 
-    fn create_publisher(&self, elements: u64) -> BoxPublisher<u64> {
-        Box::new(TestPublisher::new(elements, self.knobs.clone()))
+    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+        TestPublisher::new(elements, self.knobs.clone())
     }
 
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<u64>> {
-        self.failed.clone().map(|k| {
-            Box::new(TestPublisher::new(0, Knobs { fail: true, ..k })) as BoxPublisher<u64>
-        })
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        self.failed
+            .clone()
+            .map(|k| TestPublisher::new(0, Knobs { fail: true, ..k }))
     }
 
     fn max_elements_from_publisher(&self) -> u64 {

@@ -5,10 +5,11 @@
 //! reports every signal. Without one it is a blackbox subscriber: it requests 1 in
 //! `on_subscribe` and 1 after each element (and once more when nudged by `trigger_request`).
 
+use std::any::Any;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rs_api::{BoxSubscriber, Error, Subscriber, SubscriptionRef};
+use rs_api::{Error, Subscriber, SubscriptionRef};
 use rs_tck::subscriber::{
     SubscriberBlackboxVerification, SubscriberPuppet, SubscriberWhiteboxVerification,
     WhiteboxSubscriberProbe,
@@ -370,8 +371,11 @@ pub(crate) struct BrokenSubscriber {
 impl SubscriberWhiteboxVerification for BrokenSubscriber {
     type Item = u64;
 
-    fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> BoxSubscriber<u64> {
-        Box::new(TestSubscriber::new(self.knobs.clone(), Some(probe)))
+    fn create_subscriber(
+        &self,
+        probe: WhiteboxSubscriberProbe<u64>,
+    ) -> impl Subscriber<u64> + 'static {
+        TestSubscriber::new(self.knobs.clone(), Some(probe))
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -381,9 +385,7 @@ impl SubscriberWhiteboxVerification for BrokenSubscriber {
 
 impl SubscriberBlackboxVerification for BrokenSubscriber {
     type Item = u64;
-    type Subscriber = TestSubscriber;
-
-    fn create_subscriber(&self) -> TestSubscriber {
+    fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
         TestSubscriber::new(self.knobs.clone(), None)
     }
 
@@ -391,7 +393,10 @@ impl SubscriberBlackboxVerification for BrokenSubscriber {
         element
     }
 
-    fn trigger_request(&self, subscriber: &mut TestSubscriber) {
-        subscriber.nudge();
+    fn trigger_request(&self, subscriber: &mut dyn Any) {
+        subscriber
+            .downcast_mut::<TestSubscriber>()
+            .expect("the subscriber create_subscriber made")
+            .nudge();
     }
 }

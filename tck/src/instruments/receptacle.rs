@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// use std::time::Duration;
-/// let r = rs_tck::probe::Receptacle::new(2);
+/// let r = rs_tck::instruments::Receptacle::new(2);
 /// assert!(r.push(1).is_ok());
 /// assert!(r.push(2).is_ok());
 /// assert_eq!(r.push(3), Err(3)); // full

@@ -1,7 +1,9 @@
-//! Test-side probes, as in the JVM TCK's `TestEnvironment`: the pieces a verification uses to
-//! drive an implementation and to record what it sees, from any thread.
+//! The instruments of the verifications, as in the JVM TCK's `TestEnvironment`: the pieces a
+//! verification uses to drive an implementation and to record what it sees, from any thread.
+//! (The whitebox *probe*, which a subscriber under test reports to, is
+//! [`WhiteboxSubscriberProbe`](crate::subscriber::WhiteboxSubscriberProbe).)
 //!
-//! | probe | what it is |
+//! | instrument | what it is |
 //! |---|---|
 //! | [`Latch`] | a resettable one-shot gate; flops on an unexpected state |
 //! | [`Promise`] | a write-once value; flops on a second write |

@@ -50,7 +50,7 @@ impl<T> Slot<T> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use rs_tck::{env::TestEnvironment, probe::Latch};
+/// use rs_tck::{env::TestEnvironment, instruments::Latch};
 ///
 /// let env = TestEnvironment::new(Default::default());
 /// let latch = Latch::new(&env);
@@ -129,7 +129,7 @@ impl Latch {
 ///
 /// ```
 /// use std::time::Duration;
-/// use rs_tck::{env::TestEnvironment, probe::Promise};
+/// use rs_tck::{env::TestEnvironment, instruments::Promise};
 ///
 /// let env = TestEnvironment::new(Default::default());
 /// let p = Promise::new(&env);

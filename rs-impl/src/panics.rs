@@ -1,10 +1,11 @@
-//! Where panics of subscribers go (rule 2.13), and the guard that catches them.
+//! Subscriber panics (rule 2.13): the guard that catches them, where they are reported, and
+//! the text of a panic.
 //!
 //! A publisher in `rs-impl` catches a subscriber's panic at the callback, treats the
 //! subscription as cancelled, drops the subscriber and keeps serving everyone else. The panic
 //! itself has already been printed by the process's panic hook when it happened; in addition,
 //! the publisher hands a [`SpecViolation::SubscriberPanicked`] to the reporter installed with
-//! [`set_panic_reporter`] (none by default), for example to count or log such subscribers.
+//! [`set_reporter`] (none by default), for example to count or log such subscribers.
 //!
 //! Hand-written publishers use the same guard: call each subscriber signal through
 //! [`guard`], and on `Err` treat the subscription as cancelled and drop the subscriber with
@@ -14,7 +15,7 @@
 //! # Examples
 //!
 //! ```
-//! rs_impl::report::set_panic_reporter(|v| eprintln!("dropped a subscriber: {v}")).ok();
+//! rs_impl::panics::set_reporter(|v| eprintln!("dropped a subscriber: {v}")).ok();
 //! ```
 
 use std::any::Any;
@@ -37,11 +38,11 @@ static REPORTER: OnceLock<Reporter> = OnceLock::new();
 /// # Examples
 ///
 /// ```
-/// let first = rs_impl::report::set_panic_reporter(|_| {});
-/// let second = rs_impl::report::set_panic_reporter(|_| {});
+/// let first = rs_impl::panics::set_reporter(|_| {});
+/// let second = rs_impl::panics::set_reporter(|_| {});
 /// assert!(first.is_ok() || second.is_err());
 /// ```
-pub fn set_panic_reporter<F>(reporter: F) -> Result<(), Reporter>
+pub fn set_reporter<F>(reporter: F) -> Result<(), Reporter>
 where
     F: Fn(&SpecViolation) + Send + Sync + 'static,
 {
@@ -49,10 +50,10 @@ where
 }
 
 /// Calls one subscriber signal (`signal` names it: `"on_next"`, …) under the rule 2.13 guard.
-/// A panic is caught at the call, reported to the [panic reporter](set_panic_reporter), and
-/// returned as [`SpecViolation::SubscriberPanicked`]: the caller must then treat the
-/// subscription as cancelled (stop signalling, drop the subscriber with [`drop_guarded`]) and
-/// go on serving everyone else. Costs nothing on the normal path.
+/// A panic is caught at the call, reported to the [reporter](set_reporter), and returned as
+/// [`SpecViolation::SubscriberPanicked`]: the caller must then treat the subscription as
+/// cancelled (stop signalling, drop the subscriber with [`drop_guarded`]) and go on serving
+/// everyone else. Costs nothing on the normal path.
 ///
 /// # Errors
 ///
@@ -60,9 +61,11 @@ where
 ///
 /// # Examples
 ///
+/// A hand-written publisher's emission loop:
+///
 /// ```
 /// use rs_api::{Error, Subscriber, SubscriptionRef};
-/// use rs_impl::report::{drop_guarded, guard};
+/// use rs_impl::panics::{drop_guarded, guard};
 ///
 /// struct Fragile;
 /// impl Subscriber<u8> for Fragile {
@@ -94,14 +97,15 @@ pub fn guard<R>(signal: &'static str, call: impl FnOnce() -> R) -> Result<R, Spe
     })
 }
 
-/// Hands `violation` to the reporter, if one is installed; a panicking reporter is contained.
+/// Hands `violation` to the reporter, if one is installed; a panicking reporter is contained
+/// (it must not escape into the publisher's caller either).
 fn report(violation: &SpecViolation) {
     if let Some(reporter) = REPORTER.get() {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reporter(violation)));
     }
 }
 
-/// Reports that a subscriber panicked in `signal`.
+/// Reports that a subscriber panicked in `signal` to the installed reporter, if any.
 pub(crate) fn subscriber_panicked(signal: &'static str, payload: Box<dyn Any + Send>) {
     if REPORTER.get().is_some() {
         report(&SpecViolation::SubscriberPanicked {
@@ -122,7 +126,7 @@ pub(crate) fn subscriber_panicked(signal: &'static str, payload: Box<dyn Any + S
 /// impl Drop for Loud {
 ///     fn drop(&mut self) { panic!("in drop"); }
 /// }
-/// rs_impl::report::drop_guarded(Loud); // returns normally
+/// rs_impl::panics::drop_guarded(Loud); // returns normally
 /// ```
 pub fn drop_guarded<V>(value: V) {
     if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(value))) {
@@ -130,13 +134,14 @@ pub fn drop_guarded<V>(value: V) {
     }
 }
 
-/// The text of a panic payload, when it is a string.
+/// The text of a panic payload: the message of a `panic!` with a string or a format, or
+/// `"(non-string panic payload)"`.
 ///
 /// # Examples
 ///
 /// ```
-/// let payload = std::panic::catch_unwind(|| panic!("boom")).unwrap_err();
-/// assert_eq!(rs_impl::report::panic_message(&*payload), "boom");
+/// let payload = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
+/// assert_eq!(rs_impl::panics::panic_message(&*payload), "boom 1");
 /// ```
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&'static str>() {

@@ -1,17 +1,20 @@
-//! The registry's subscriber and processor entries: `rs_impl`'s ready-made subscribers
-//! (blackbox, and whitebox through [`ProbeReporting`]) and its identity processor.
+//! `rs_impl`'s ready-made subscribers, each with a request strategy, as a blackbox and a
+//! whitebox verification (the whitebox through [`ProbeReporting`]; the puppet's
+//! `signal_cancel` is the handle's `cancel`), and in the loom mode (the blackbox one).
+//!
+//! | implementation | verifications |
+//! |---|---|
+//! | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)` | subscriber whitebox, blackbox |
+//! | `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
 
-use rs_api::{BoxSubscriber, Error, Publisher};
-use rs_impl::processor::IdentityProcessor;
+use rs_api::{BoxSubscriber, Subscriber};
 use rs_impl::subscriber::{collect, for_each, Handle, RequestStrategy};
-
-use crate::processor::{self, IdentityProcessorVerification, ProcessorHalves};
-use crate::publisher::BoxPublisher;
-use crate::subscriber::{
+use rs_tck::loom;
+use rs_tck::subscriber::{
     blackbox, whitebox, ProbeReporting, SubscriberBlackboxVerification, SubscriberPuppet,
     SubscriberWhiteboxVerification, WhiteboxSubscriberProbe,
 };
-use crate::suite::Suite;
+use rs_tck::suite::Suite;
 
 /// Which ready-made subscriber.
 #[derive(Debug, Clone, Copy)]
@@ -63,9 +66,8 @@ impl SubscriberPuppet for Canceller {
 
 impl SubscriberBlackboxVerification for ReadyMade {
     type Item = u64;
-    type Subscriber = BoxSubscriber<u64>;
 
-    fn create_subscriber(&self) -> BoxSubscriber<u64> {
+    fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
         self.make().0
     }
 
@@ -77,9 +79,12 @@ impl SubscriberBlackboxVerification for ReadyMade {
 impl SubscriberWhiteboxVerification for ReadyMade {
     type Item = u64;
 
-    fn create_subscriber(&self, probe: WhiteboxSubscriberProbe<u64>) -> BoxSubscriber<u64> {
+    fn create_subscriber(
+        &self,
+        probe: WhiteboxSubscriberProbe<u64>,
+    ) -> impl Subscriber<u64> + 'static {
         let (s, puppet) = self.make();
-        Box::new(ProbeReporting::new(s, probe, puppet))
+        ProbeReporting::new(s, probe, puppet)
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -87,63 +92,43 @@ impl SubscriberWhiteboxVerification for ReadyMade {
     }
 }
 
-/// `rs_impl::processor::IdentityProcessor` with the JVM's buffer size.
-#[derive(Debug, Clone, Copy)]
-struct Identity;
-
-impl IdentityProcessorVerification for Identity {
-    type Item = u64;
-
-    fn create_identity_processor(&self, buffer_size: usize) -> ProcessorHalves<u64> {
-        ProcessorHalves::of(IdentityProcessor::new(buffer_size))
-    }
-
-    fn create_element(&self, element: u64) -> u64 {
-        element
-    }
-
-    fn create_failed_publisher(&self) -> Option<BoxPublisher<u64>> {
-        let p = IdentityProcessor::new(processor::DEFAULT_BUFFER_SIZE);
-        rs_impl::source::failed::<u64>(Error::msg("rs-tck: the failed publisher"))
-            .subscribe(Box::new(p.clone()));
-        Some(Box::new(p))
-    }
-
-    fn does_coordinated_emission(&self) -> bool {
-        true
-    }
-}
-
-/// The subscriber and processor suites.
-pub(super) fn suites() -> Vec<Suite> {
-    let ready_made = [
-        (
-            "subscriber::collect(Unbounded)",
-            Kind::Collect,
-            RequestStrategy::Unbounded,
-        ),
-        (
-            "subscriber::collect(Prefetch(8))",
-            Kind::Collect,
-            RequestStrategy::Prefetch(8),
-        ),
-        (
-            "subscriber::collect(OneByOne)",
-            Kind::Collect,
-            RequestStrategy::OneByOne,
-        ),
-        (
-            "subscriber::for_each(Prefetch(4))",
-            Kind::ForEach,
-            RequestStrategy::Prefetch(4),
-        ),
-    ];
+/// The subscriber suites.
+pub(crate) fn suites() -> Vec<Suite> {
     let mut suites = Vec::new();
-    for (name, kind, strategy) in ready_made {
-        let v = ReadyMade { kind, strategy };
+    for (name, v) in ready_made() {
         suites.push(whitebox::verify(name, v));
         suites.push(blackbox::verify(name, v));
     }
-    suites.push(processor::verify("processor::IdentityProcessor", Identity));
     suites
+}
+
+/// The loom suites (the rule 2.5 scenario), over the same verifications.
+pub(crate) fn loom_suites() -> Vec<Suite> {
+    ready_made()
+        .into_iter()
+        .map(|(name, v)| loom::verify_subscriber(name, v))
+        .collect()
+}
+
+/// The registered ready-made subscribers.
+fn ready_made() -> [(&'static str, ReadyMade); 4] {
+    let v = |kind, strategy| ReadyMade { kind, strategy };
+    [
+        (
+            "subscriber::collect(Unbounded)",
+            v(Kind::Collect, RequestStrategy::Unbounded),
+        ),
+        (
+            "subscriber::collect(Prefetch(8))",
+            v(Kind::Collect, RequestStrategy::Prefetch(8)),
+        ),
+        (
+            "subscriber::collect(OneByOne)",
+            v(Kind::Collect, RequestStrategy::OneByOne),
+        ),
+        (
+            "subscriber::for_each(Prefetch(4))",
+            v(Kind::ForEach, RequestStrategy::Prefetch(4)),
+        ),
+    ]
 }

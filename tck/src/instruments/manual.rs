@@ -12,7 +12,8 @@ use rs_api::{Error, Publisher, Subscriber, SubscriptionRef};
 use super::receptacle::DEFAULT_CAPACITY;
 use super::{Latch, Receptacle};
 use crate::env::{AsyncError, TestEnvironment};
-use crate::outcome::{panic_message, Stop, TestResult};
+use crate::outcome::{Stop, TestResult};
+use rs_impl::panics::panic_message;
 
 /// One signal as the probe recorded it.
 #[derive(Debug, Clone)]
@@ -327,7 +328,7 @@ impl<T: Send + fmt::Debug + 'static> Subscriber<T> for ProbeSubscriber<T> {
 /// # Examples
 ///
 /// ```
-/// use rs_tck::{env::TestEnvironment, probe::ManualSubscriber};
+/// use rs_tck::{env::TestEnvironment, instruments::ManualSubscriber};
 ///
 /// let env = TestEnvironment::new(Default::default());
 /// let publisher = rs_impl::source::range(0u64..2);

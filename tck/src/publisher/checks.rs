@@ -1,16 +1,18 @@
-//! The bodies of the 38 publisher tests. Each follows the JVM TCK's test of the same name
+//! The bodies of the 38 publisher checks. Each follows the JVM TCK's test of the same name
 //! (spec/rules.md §1); departures are documented in the [module table](super).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
-use rs_api::{Error, Subscriber, SubscriptionRef, UNBOUNDED};
+use rs_api::{BoxPublisher, Error, Subscriber, SubscriptionRef, UNBOUNDED};
 
-use super::{BoxPublisher, PublisherVerification, PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE};
+use super::{PublisherVerification, PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE};
 use crate::env::TestEnvironment;
-use crate::outcome::{ensure, fail, panic_message, Stop, TestResult};
-use crate::probe::{subscribe_guarded, Latch, ManualSubscriber, Signal};
+use crate::instruments::{subscribe_guarded, Latch, ManualSubscriber, Signal};
+use crate::outcome::{ensure, fail, Stop, TestResult};
+use crate::suite::UNMET_OPTIONAL;
+use rs_impl::panics::panic_message;
 
 /// The pass detail of the two 3.9 negative-number tests.
 pub(super) const NEGATIVE_DEMAND_NOTE: &str =
@@ -27,6 +29,17 @@ fn active<V: PublisherVerification>(
     elements: u64,
     completion: bool,
 ) -> TestResult<BoxPublisher<V::Item>> {
+    require_elements(v, elements, completion)?;
+    Ok(Box::new(v.create_publisher(elements)))
+}
+
+/// Skips unless the publisher can produce `elements` (and complete, if `completion`): the
+/// JVM's `activePublisherTest` rule, shared with the loom scenarios.
+pub(crate) fn require_elements<V: PublisherVerification>(
+    v: &V,
+    elements: u64,
+    completion: bool,
+) -> TestResult {
     let max = v.max_elements_from_publisher();
     if elements > max {
         return Err(Stop::skipped(format!(
@@ -41,17 +54,20 @@ fn active<V: PublisherVerification>(
              PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE)",
         ));
     }
-    Ok(v.create_publisher(elements))
+    Ok(())
 }
 
 /// The failed publisher, or a skip.
 fn failed_publisher<V: PublisherVerification>(v: &V) -> TestResult<BoxPublisher<V::Item>> {
-    v.create_failed_publisher().ok_or_else(|| {
-        Stop::skipped(
-            "no failed publisher: implement PublisherVerification::create_failed_publisher \
+    let failed = v.create_failed_publisher();
+    failed
+        .map(|p| Box::new(p) as BoxPublisher<V::Item>)
+        .ok_or_else(|| {
+            Stop::skipped(
+                "no failed publisher: implement PublisherVerification::create_failed_publisher \
              to run this test",
-        )
-    })
+            )
+        })
 }
 
 /// An optional test: a failure becomes a skip.
@@ -59,8 +75,7 @@ fn optional(env: &TestEnvironment, body: impl FnOnce() -> TestResult) -> TestRes
     let result = body().and_then(|()| env.verify_no_async_errors_no_delay());
     result.map_err(|stop| match stop {
         Stop::Failed(m) => Stop::skipped(format!(
-            "Skipped because the tested publisher does NOT implement this OPTIONAL \
-             requirement: {m}"
+            "Skipped because the tested publisher {UNMET_OPTIONAL}: {m}"
         )),
         other => other,
     })
@@ -482,6 +497,7 @@ pub(super) fn untested_spec106_must_consider_subscription_cancelled_after_on_err
     sub.cancel()?;
     sub.expect_none("rule 1.6: a signal in answer to request/cancel after on_complete")?;
     if let Some(fp) = v.create_failed_publisher() {
+        let fp: BoxPublisher<V::Item> = Box::new(fp);
         let sub = subscribe(v, env, &fp)?;
         sub.request(1)?;
         sub.expect_error("rule 1.6: the failed publisher must signal on_error")?;

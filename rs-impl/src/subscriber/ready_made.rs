@@ -1,0 +1,191 @@
+//! The ready-made subscribers: [`Collect`] and [`ForEach`], one [`Core`] (the signal
+//! handling) with what each does with an element ([`Consume`]).
+
+use std::fmt;
+
+use rs_api::{Error, Subscriber, SubscriptionRef};
+
+use super::handle::{Cancelled, Handle, Slot};
+use super::request::{RequestStrategy, Upstream};
+use crate::loom::sync::Arc;
+
+/// What a ready-made subscriber does with each element, and what its handle gets at the end.
+pub(super) trait Consume<T>: Send {
+    /// The outcome of a stream that completed.
+    type Output;
+    /// Takes one element.
+    fn consume(&mut self, item: T);
+    /// The outcome, at `on_complete`.
+    fn finish(&mut self) -> Self::Output;
+}
+
+/// The signal handling both ready-made subscribers share: the subscription ([`Upstream`],
+/// which requests by the strategy and keeps calls serial with the handle's cancel), the
+/// consumer, and the outcome slot (completed with [`Cancelled`] if dropped without a terminal
+/// signal).
+pub(super) struct Core<C, R> {
+    upstream: Upstream,
+    consumer: C,
+    slot: Arc<Slot<R>>,
+}
+
+impl<C, R> Core<C, R> {
+    /// A subscriber core consuming with `consumer`, and its handle.
+    fn new(strategy: RequestStrategy, consumer: C) -> (Self, Handle<R>) {
+        let slot = Slot::new();
+        let core = Core {
+            upstream: Upstream::new(strategy, slot.gate.clone()),
+            consumer,
+            slot: slot.clone(),
+        };
+        (core, Handle::new(slot))
+    }
+
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        self.upstream.on_subscribe(subscription);
+    }
+
+    fn on_next<T>(&mut self, item: T)
+    where
+        C: Consume<T, Output = R>,
+    {
+        self.consumer.consume(item);
+        self.upstream.consumed_one();
+    }
+
+    fn on_error(&mut self, error: Error) {
+        self.upstream.end();
+        self.slot.complete(Err(error));
+    }
+
+    fn on_complete<T>(&mut self)
+    where
+        C: Consume<T, Output = R>,
+    {
+        self.upstream.end();
+        self.slot.complete(Ok(self.consumer.finish()));
+    }
+}
+
+impl<C, R> Drop for Core<C, R> {
+    fn drop(&mut self) {
+        self.slot.complete(Err(Error::new(Cancelled)));
+    }
+}
+
+/// The four signals of a ready-made subscriber (a newtype over its [`Core`]) go to the core.
+macro_rules! signals_to_core {
+    () => {
+        fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+            self.0.on_subscribe(subscription);
+        }
+
+        fn on_next(&mut self, item: T) {
+            self.0.on_next(item);
+        }
+
+        fn on_error(&mut self, error: Error) {
+            self.0.on_error(error);
+        }
+
+        fn on_complete(&mut self) {
+            self.0.on_complete::<T>();
+        }
+    };
+}
+
+/// Collects into a `Vec`.
+impl<T: Send> Consume<T> for Vec<T> {
+    type Output = Vec<T>;
+
+    fn consume(&mut self, item: T) {
+        self.push(item);
+    }
+
+    fn finish(&mut self) -> Vec<T> {
+        std::mem::take(self)
+    }
+}
+
+/// Calls a closure.
+pub(super) struct Each<F>(F);
+
+impl<T, F: FnMut(T) + Send> Consume<T> for Each<F> {
+    type Output = ();
+
+    fn consume(&mut self, item: T) {
+        (self.0)(item);
+    }
+
+    fn finish(&mut self) {}
+}
+
+/// A subscriber that collects every element into a `Vec` (see [`collect`]).
+pub struct Collect<T>(Core<Vec<T>, Vec<T>>);
+
+impl<T> fmt::Debug for Collect<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Collect")
+            .field("upstream", &self.0.upstream)
+            .field("received", &self.0.consumer.len())
+            .finish()
+    }
+}
+
+/// A subscriber that collects every element, and the handle that returns them.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// let (s, h) = collect(RequestStrategy::Prefetch(2));
+/// rs_impl::source::range(0u8..5).subscribe(Box::new(s));
+/// assert_eq!(h.wait().unwrap(), vec![0, 1, 2, 3, 4]);
+/// ```
+pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
+    let (core, handle) = Core::new(strategy, Vec::new());
+    (Collect(core), handle)
+}
+
+impl<T: Send> Subscriber<T> for Collect<T> {
+    signals_to_core!();
+}
+
+/// A subscriber that calls a closure for each element (see [`for_each`]).
+pub struct ForEach<F>(Core<Each<F>, ()>);
+
+impl<F> fmt::Debug for ForEach<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ForEach")
+            .field("upstream", &self.0.upstream)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subscriber that calls `f` for each element on the publisher's thread, and the handle
+/// that reports how the stream ended.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{for_each, RequestStrategy};
+/// let (s, h) = for_each(RequestStrategy::Prefetch(16), |x: u32| assert!(x < 3));
+/// rs_impl::source::range(0u32..3).subscribe(Box::new(s));
+/// h.wait().unwrap();
+/// ```
+pub fn for_each<T, F>(strategy: RequestStrategy, f: F) -> (ForEach<F>, Handle<()>)
+where
+    F: FnMut(T) + Send,
+{
+    let (core, handle) = Core::new(strategy, Each(f));
+    (ForEach(core), handle)
+}
+
+impl<T, F> Subscriber<T> for ForEach<F>
+where
+    F: FnMut(T) + Send,
+{
+    signals_to_core!();
+}

@@ -1,0 +1,113 @@
+//! How a ready-made subscriber requests: the [`RequestStrategy`], and [`Upstream`], which
+//! applies it to the one subscription the subscriber keeps (rules 2.1, 2.3–2.5).
+
+use std::fmt;
+
+use rs_api::{SubscriptionRef, UNBOUNDED};
+
+use super::gate::Gate;
+use crate::loom::sync::Arc;
+
+/// How a ready-made subscriber requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestStrategy {
+    /// `request(UNBOUNDED)` once, in `on_subscribe`.
+    Unbounded,
+    /// Request `n` up front, then `n / 2` (at least 1) after each `n / 2` consumed. `Prefetch(0)`
+    /// is taken as `Prefetch(1)` (a request of 0 would be a rule 3.9 violation).
+    Prefetch(u64),
+    /// `request(1)` up front and after each element (same as `Prefetch(1)`).
+    OneByOne,
+}
+
+impl RequestStrategy {
+    /// The first request and the replenishing batch, both at least 1.
+    fn sizes(self) -> (u64, u64) {
+        match self {
+            RequestStrategy::Unbounded => (UNBOUNDED, 0),
+            RequestStrategy::OneByOne => (1, 1),
+            RequestStrategy::Prefetch(n) => {
+                let n = n.max(1);
+                (n, (n / 2).max(1))
+            }
+        }
+    }
+}
+
+/// The subscription-handling half shared by the ready-made subscribers.
+pub(super) struct Upstream {
+    subscription: Option<SubscriptionRef>,
+    /// Serialises this subscriber's calls with its handle's `cancel` (rule 2.7).
+    gate: Arc<Gate>,
+    /// First request; `UNBOUNDED` for the unbounded strategy.
+    initial: u64,
+    /// Replenishing batch; 0 when unbounded.
+    batch: u64,
+    /// Elements consumed since the last replenishing request.
+    consumed: u64,
+    /// A terminal signal arrived, or the handle cancelled.
+    ended: bool,
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Upstream")
+            .field("subscribed", &self.subscription.is_some())
+            .field("initial", &self.initial)
+            .field("batch", &self.batch)
+            .field("consumed", &self.consumed)
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+impl Upstream {
+    pub(super) fn new(strategy: RequestStrategy, gate: Arc<Gate>) -> Self {
+        let (initial, batch) = strategy.sizes();
+        Upstream {
+            subscription: None,
+            gate,
+            initial,
+            batch,
+            consumed: 0,
+            ended: false,
+        }
+    }
+
+    /// 2.5: keeps the first subscription and makes the first request; cancels any other.
+    /// The handle sees the subscription before the first request; if the handle cancelled
+    /// already, the subscription is cancelled at once, without a request.
+    pub(super) fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if self.subscription.is_some() || self.ended {
+            subscription.cancel();
+            return;
+        }
+        if !self.gate.keep(&subscription) {
+            self.ended = true;
+            subscription.cancel();
+            return;
+        }
+        self.subscription = Some(subscription.clone());
+        self.gate.request(&subscription, self.initial);
+    }
+
+    /// Counts one consumed element and replenishes demand when a batch is used up.
+    pub(super) fn consumed_one(&mut self) {
+        if self.batch == 0 {
+            return;
+        }
+        self.consumed += 1;
+        if self.consumed == self.batch {
+            self.consumed = 0;
+            if let Some(s) = &self.subscription {
+                self.gate.request(s, self.batch);
+            }
+        }
+    }
+
+    /// 2.3, 2.4: forget the subscription without calling it.
+    pub(super) fn end(&mut self) {
+        self.ended = true;
+        self.subscription = None;
+    }
+}

@@ -1,0 +1,128 @@
+//! The loom facade is one API in both builds: this target compiles in the normal build and
+//! under `--cfg rs_loom` (`scripts/loom.sh` runs it there), and uses every item the facade
+//! exports with every method of it, so an item or method that exists in one build only fails
+//! to compile in the other. The bodies run inside `rs_impl::loom::model` (once normally, under
+//! every interleaving with loom).
+// The facade's own types are used on purpose; std is used only for what the facade does not
+// cover (a result cell outside the model).
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+use rs_impl::loom::cell::UnsafeCell;
+use rs_impl::loom::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
+use rs_impl::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+use rs_impl::loom::{hint, thread};
+
+/// Every method of the integer atomics, on each of them.
+macro_rules! exercise_int {
+    ($($t:ty),*) => {$({
+        let a = <$t>::new(1);
+        let d = <$t>::default();
+        assert_eq!(d.load(Ordering::Acquire), 0);
+        a.store(2, Ordering::Release);
+        assert_eq!(a.swap(3, Ordering::AcqRel), 2);
+        assert_eq!(a.fetch_add(2, Ordering::AcqRel), 3);
+        assert_eq!(a.fetch_sub(1, Ordering::AcqRel), 5);
+        assert_eq!(a.fetch_or(8, Ordering::AcqRel), 4);
+        assert_eq!(a.fetch_and(12, Ordering::AcqRel), 12);
+        assert_eq!(a.fetch_max(20, Ordering::AcqRel), 12);
+        assert_eq!(a.compare_exchange(20, 21, Ordering::AcqRel, Ordering::Acquire), Ok(20));
+        assert_eq!(a.compare_exchange(20, 22, Ordering::AcqRel, Ordering::Acquire), Err(21));
+        assert_eq!(a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v + 1)), Ok(21));
+        assert_eq!(a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |_| None), Err(22));
+        assert!(!format!("{a:?}").is_empty()); // Debug exists (its text differs by build)
+        assert_eq!(a.into_inner(), 22);
+    })*};
+}
+
+#[test]
+fn every_atomic_and_its_methods() {
+    rs_impl::loom::model(|| {
+        exercise_int!(AtomicUsize, AtomicU64, AtomicU32, AtomicI64);
+        let b = AtomicBool::new(false);
+        assert!(!AtomicBool::default().load(Ordering::Acquire));
+        b.store(true, Ordering::Release);
+        assert!(b.swap(false, Ordering::AcqRel));
+        assert!(!b.fetch_or(true, Ordering::AcqRel));
+        assert_eq!(
+            b.compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire),
+            Ok(true)
+        );
+        fence(Ordering::SeqCst);
+        assert!(!format!("{b:?}").is_empty());
+        assert!(!b.into_inner());
+    });
+}
+
+#[test]
+fn mutex_condvar_arc_and_threads() {
+    rs_impl::loom::model(|| {
+        let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+        let other = {
+            let pair = pair.clone();
+            thread::spawn(move || {
+                let (m, c) = &*pair;
+                *m.lock() += 1;
+                c.notify_all();
+                *m.lock() += 1;
+                c.notify_one();
+                thread::yield_now();
+                hint::spin_loop();
+                assert!(!thread::panicking());
+                thread::current().id()
+            })
+        };
+        let (m, c) = &*pair;
+        let mut g: MutexGuard<'_, u32> = m.lock();
+        while *g == 0 {
+            g = c.wait(g);
+        }
+        while *g < 2 {
+            // Normally this may time out and loop; under loom it waits for the notify_one.
+            g = c.wait_timeout(g, std::time::Duration::from_millis(1)).0;
+        }
+        drop(g);
+        let handle: thread::JoinHandle<_> = other;
+        assert_ne!(handle.join().unwrap(), thread::current().id());
+        assert!(m.try_lock().is_some());
+        let d: Mutex<u32> = Mutex::default();
+        assert_eq!(d.into_inner(), 0);
+        let _ = Condvar::default();
+        assert!(format!("{:?}", Mutex::new(1)).contains("Mutex"));
+        // Unsized contents, behind a reference or a `Box` (loom's `Arc` does not unsize).
+        let sized = Mutex::new([1u32, 2, 3]);
+        let unsized_mutex: &Mutex<[u32]> = &sized;
+        assert_eq!(unsized_mutex.lock().len(), 3);
+        let boxed: Box<Mutex<[u32]>> = Box::new(Mutex::new([4, 5]));
+        assert_eq!(boxed.lock()[1], 5);
+    });
+}
+
+#[test]
+fn unsafe_cell() {
+    rs_impl::loom::model(|| {
+        let c = UnsafeCell::new(1u32);
+        // SAFETY: no other reference to the cell's contents exists.
+        c.with_mut(|p| unsafe { *p += 1 });
+        // SAFETY: as above.
+        assert_eq!(c.with(|p| unsafe { *p }), 2);
+        assert_eq!(c.into_inner(), 2);
+        let d: UnsafeCell<u32> = UnsafeCell::default();
+        assert_eq!(d.into_inner(), 0);
+    });
+}
+
+#[test]
+fn is_loom_says_which_build() {
+    assert_eq!(rs_impl::loom::IS_LOOM, cfg!(rs_loom));
+}
+
+#[test]
+fn assert_rejected_sees_a_failing_model() {
+    rs_impl::loom::assert_rejected(
+        "assert_rejected_sees_a_failing_model",
+        "the model fails on purpose",
+        || rs_impl::loom::model(|| panic!("the model fails on purpose")),
+    );
+}

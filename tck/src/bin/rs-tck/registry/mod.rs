@@ -1,0 +1,45 @@
+//! The registry: every implementation of this workspace with the verifications it passes. One
+//! file per area, each with `suites()` (what the runner binary runs) and `loom_suites()` (the
+//! loom mode over the same verification values, run by `tck/tests/loom.rs`, which includes
+//! this module). To register an implementation, add it to the file of its area, or add a file
+//! and list it in [`all`] and [`loom`].
+//!
+//! | file | implementations | verifications |
+//! |---|---|---|
+//! | [`sources`] | `source::range`, `source::from_iter`, `source::from_fn`, `source::from_pull`, `source::empty` | publisher |
+//! | [`subscribers`] | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)`, `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
+//! | [`processors`] | `processor::IdentityProcessor` | identity processor |
+//! | [`compat`] | `compat::from_stream`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
+//!
+//! The runner does not run the loom suites: they mean something only in a build with
+//! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
+
+mod compat;
+mod processors;
+mod sources;
+mod subscribers;
+
+use rs_tck::suite::Suite;
+
+/// Every registered suite, in table order.
+pub(crate) fn all() -> Vec<Suite> {
+    [
+        sources::suites(),
+        subscribers::suites(),
+        processors::suites(),
+        compat::suites(),
+    ]
+    .concat()
+}
+
+/// Every registered loom suite, in table order.
+#[allow(dead_code)] // the binary does not run them; tck/tests/loom.rs does
+pub(crate) fn loom() -> Vec<Suite> {
+    [
+        sources::loom_suites(),
+        subscribers::loom_suites(),
+        processors::loom_suites(),
+        compat::loom_suites(),
+    ]
+    .concat()
+}

@@ -1,0 +1,204 @@
+//! The bodies of the loom scenarios (the [module table](super) says what each checks). Each
+//! runs one `rs_impl::loom::model`; an assertion that fails in an interleaving panics there,
+//! and [`model`] turns the panic into the test's failure.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc as StdArc, Weak as StdWeak};
+
+use rs_api::{Publisher, Subscriber};
+use rs_impl::loom::sync::{Arc, Mutex};
+use rs_impl::loom::thread;
+use rs_impl::panics::panic_message;
+
+use super::record::{spawn_request, Probe, Record, Recording};
+use super::Subject;
+use crate::env::TestEnvironment;
+use crate::outcome::{Stop, TestResult};
+use crate::publisher::{require_elements, PublisherVerification};
+use crate::subscriber::SubscriberBlackboxVerification;
+
+/// Runs `f` under [`rs_impl::loom::model`]; a panic (a violation, or a deadlock or leak found by
+/// loom) fails the test with its message.
+fn model(f: impl Fn() + Send + Sync + 'static) -> TestResult {
+    catch_unwind(AssertUnwindSafe(|| rs_impl::loom::model(f)))
+        .map_err(|p| Stop::failed(panic_message(&*p)))
+}
+
+/// The frame of every publisher scenario: skips as the publisher verification does when the
+/// publisher cannot produce `elements` (or `on_complete`, if `completion`); then, in every
+/// interleaving, a fresh [`Record`] and [`Probe`] (requesting 1 from `on_subscribe`, and
+/// `reentrant`) for `body`, which creates the publisher, drives the race and asserts.
+fn publisher_scenario<V, F>(
+    s: &Subject<V>,
+    elements: u64,
+    completion: bool,
+    reentrant: Option<(u64, u64)>,
+    body: F,
+) -> TestResult
+where
+    V: PublisherVerification,
+    F: Fn(&V, &Arc<Record>, Probe<V::Item>, StdWeak<()>) + Send + Sync + 'static,
+{
+    require_elements(&*s.0, elements, completion)?;
+    let v = s.0.clone();
+    model(move || {
+        let record = Record::new();
+        let (probe, token) = Probe::<V::Item>::new(&record, 1, reentrant);
+        body(&v, &record, probe, token);
+    })
+}
+
+pub(super) fn required_spec103_concurrent_request_vs_emission<V: PublisherVerification>(
+    s: &Subject<V>,
+    _env: &TestEnvironment,
+) -> TestResult {
+    requests_racing_emission(s, None, 2)
+}
+
+pub(super) fn required_spec303_reentrant_and_concurrent_request<V: PublisherVerification>(
+    s: &Subject<V>,
+    _env: &TestEnvironment,
+) -> TestResult {
+    requests_racing_emission(s, Some((1, 1)), 1)
+}
+
+/// 3 elements; the probe requests 1 from `on_subscribe` (and `reentrant`, see [`Probe`]) while
+/// `threads` other threads request 1 each; all 3 must arrive, and the probe's checks hold.
+fn requests_racing_emission<V: PublisherVerification>(
+    s: &Subject<V>,
+    reentrant: Option<(u64, u64)>,
+    threads: usize,
+) -> TestResult {
+    publisher_scenario(s, 3, false, reentrant, move |v, record, probe, token| {
+        let requesters: Vec<_> = (0..threads).map(|_| spawn_request(record, 1)).collect();
+        v.create_publisher(3).subscribe(Box::new(probe));
+        for r in requesters {
+            r.join().expect("requesting thread");
+        }
+        record.await_received(3);
+        record.finish(token, 3);
+    })
+}
+
+pub(super) fn required_spec107_complete_racing_on_next<V: PublisherVerification>(
+    s: &Subject<V>,
+    _env: &TestEnvironment,
+) -> TestResult {
+    publisher_scenario(s, 2, true, None, |v, record, probe, token| {
+        let a = spawn_request(record, 1);
+        v.create_publisher(2).subscribe(Box::new(probe));
+        record.wait_subscription().request(1);
+        a.join().expect("requesting thread");
+        record.await_terminal();
+        let totals = record.finish(token, 3);
+        assert_eq!(
+            totals.received, 2,
+            "rule 1.2/1.5: expected both elements before on_complete"
+        );
+        assert_eq!(
+            totals.completes, 1,
+            "rule 1.5/1.7: expected exactly one on_complete"
+        );
+    })
+}
+
+pub(super) fn required_spec107_error_racing_on_next<V: PublisherVerification>(
+    s: &Subject<V>,
+    _env: &TestEnvironment,
+) -> TestResult {
+    publisher_scenario(s, 3, false, Some((1, 1)), |v, record, probe, token| {
+        let a = spawn_request(record, 0);
+        v.create_publisher(3).subscribe(Box::new(probe));
+        a.join().expect("requesting thread");
+        record.await_terminal();
+        let totals = record.finish(token, 2);
+        assert_eq!(
+            totals.errors, 1,
+            "rule 3.9: request(0) must end in exactly one on_error"
+        );
+        assert_eq!(
+            totals.completes, 0,
+            "rule 1.7: on_complete as well as on_error"
+        );
+        let error = totals.last_error.unwrap_or_default();
+        assert!(
+            error.contains("3.9"),
+            "rule 3.9: the error does not name the rule: {error:?}"
+        );
+    })
+}
+
+pub(super) fn required_spec312_cancel_racing_emission<V: PublisherVerification>(
+    s: &Subject<V>,
+    _env: &TestEnvironment,
+) -> TestResult {
+    publisher_scenario(s, 3, false, None, |v, record, probe, token| {
+        let a = {
+            let record = record.clone();
+            thread::spawn(move || record.wait_subscription().cancel())
+        };
+        let b = {
+            let record = record.clone();
+            thread::spawn(move || {
+                let s = record.wait_subscription();
+                s.request(1);
+                s.cancel(); // 3.5: concurrently with the other cancel
+            })
+        };
+        v.create_publisher(3).subscribe(Box::new(probe));
+        a.join().expect("cancelling thread");
+        b.join().expect("cancelling thread");
+        let s = record.wait_subscription();
+        s.request(1); // 3.6: a no-op
+        s.cancel(); // 3.7: a no-op
+        drop(s);
+        let totals = record.finish(token, 2);
+        assert_eq!(
+            totals.completes + totals.errors,
+            0,
+            "rule 1.8: a terminal signal for a cancelled subscription with 3 elements and 2 requested"
+        );
+    })
+}
+
+pub(super) fn required_spec205_racing_on_subscribe<V: SubscriberBlackboxVerification>(
+    s: &Subject<V>,
+    _env: &TestEnvironment,
+) -> TestResult {
+    let v = s.0.clone();
+    model(move || {
+        let subscriber = Arc::new(Mutex::new(v.create_subscriber()));
+        let a = StdArc::new(Recording::default());
+        let b = StdArc::new(Recording::default());
+        let other = {
+            let subscriber = subscriber.clone();
+            let a = a.clone();
+            thread::spawn(move || Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), a))
+        };
+        Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), b.clone());
+        other.join().expect("subscribing thread");
+        let (sa, sb) = (a.state(), b.state());
+        let kept = [sa, sb]
+            .iter()
+            .filter(|s| s.requested && !s.cancelled)
+            .count();
+        assert_eq!(
+            kept, 1,
+            "rule 2.5: {kept} subscriptions kept (first {sa:?}, second {sb:?}); exactly one must be"
+        );
+        let refused = if sa.requested && !sa.cancelled {
+            sb
+        } else {
+            sa
+        };
+        assert!(
+            refused.cancelled,
+            "rule 2.5: the extra subscription was not cancelled"
+        );
+        assert!(
+            !refused.requested,
+            "rule 2.5: the extra subscription was requested from"
+        );
+        drop(subscriber);
+    })
+}
