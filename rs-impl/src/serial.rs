@@ -10,16 +10,16 @@
 //! * **One drainer at a time (rule 1.3).** The call that moves the work-in-progress counter from
 //!   0 becomes the drainer and runs `pass` with exclusive access to `S`; every other call only
 //!   records that there is more to do and returns at once. Signals made from `pass` therefore
-//!   never overlap, and each happens-before the next (the counter's acquire/release edges and
-//!   the state's lock).
+//!   never overlap, and each happens-before the next (the counter's acquire/release edges: the
+//!   counter alone hands the state from one drainer to the next, with no lock).
 //! * **Bounded recursion (3.3).** A `request` from inside `on_next` finds the counter non-zero,
 //!   bumps it and returns: recursion depth is 1, however long the stream.
 //! * **No lost wake-up.** The drainer subtracts exactly the work it has seen and runs another
 //!   pass whenever the counter shows work recorded during the last pass; it leaves only when the
 //!   counter reaches 0, after which the next caller becomes the drainer.
-//! * **Prompt callers (3.4, 3.5).** A non-drainer never waits for the drainer. A new drainer may
-//!   wait for the previous one to release the state, which happens right after its last
-//!   decrement, with no user code in between.
+//! * **Prompt callers (3.4, 3.5).** Nobody ever waits: a non-drainer returns at once, and a new
+//!   drainer starts only once the counter is back at 0, i.e. after the previous drainer's last
+//!   access to the state.
 //! * **Values without a queue when idle.** A producer that hands values to the drainer (an
 //!   upstream's `on_next` into a processor) can use [`DrainLoop::try_drain_with`]: when nobody
 //!   drains, the value goes straight into the state and the caller drains (no queue, no lock
@@ -145,20 +145,45 @@
 //!
 //! [`Demand`]: crate::demand::Demand
 
+use std::fmt;
+
+use crate::loom::cell::UnsafeCell;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::{Mutex, MutexGuard};
 
 /// A work-in-progress drain loop guarding drainer-only state `S`.
 ///
 /// See the [module documentation](self) for the contract and an example.
-#[derive(Debug)]
+///
+/// The state sits in a cell that only the drainer touches, handed from one drainer to the next
+/// by the counter alone (the RxJava/Reactor shape). It used to sit behind a mutex as well; the
+/// lock was uncontended by construction but cost two more atomic read-modify-writes per drain,
+/// which a producer-driven publisher pays per element (the fanout's `send`: 4 → 2, about
+/// 17 ns per element on the 2-core benchmark machine; see issue #11's closing note). The loom
+/// models of `rs-impl/tests/loom/drain.rs` and every source, processor and fanout model check
+/// the hand-over: loom reports any access to the cell that is not ordered after the previous
+/// drainer's (a `Relaxed` counter makes them fail).
 pub struct DrainLoop<S> {
     /// Work recorded and not yet seen by the drainer; 0 when nobody is draining.
     wip: AtomicUsize,
-    /// The drainer's state. Only the drainer locks it, so the lock is uncontended except for
-    /// the instant between one drainer's last decrement and its release.
-    state: Mutex<S>,
+    /// The drainer's state: accessed only by the caller that moved `wip` from 0, until its last
+    /// decrement brings `wip` back to 0.
+    state: UnsafeCell<S>,
 }
+
+impl<S> fmt::Debug for DrainLoop<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DrainLoop")
+            .field("draining", &self.is_draining())
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: the state is only reached through `drain` and `try_drain_with`, by one thread at a
+// time (the drainer, see `passes`), so sharing the loop between threads shares no `&S` and only
+// moves the exclusive use of `S` between threads: `S: Send` is what that needs.
+unsafe impl<S: Send> Sync for DrainLoop<S> {}
+// SAFETY: as for any owner of an `S`.
+unsafe impl<S: Send> Send for DrainLoop<S> {}
 
 impl<S> DrainLoop<S> {
     /// A loop with no work pending.
@@ -172,7 +197,7 @@ impl<S> DrainLoop<S> {
     pub fn new(state: S) -> Self {
         DrainLoop {
             wip: AtomicUsize::new(0),
-            state: Mutex::new(state),
+            state: UnsafeCell::new(state),
         }
     }
 
@@ -253,9 +278,8 @@ impl<S> DrainLoop<S> {
         {
             return Err(value);
         }
-        let mut state = self.state.lock();
-        accept(&mut state, value);
-        self.passes(state, pass);
+        self.with_state(|state| accept(state, value));
+        self.passes(pass);
         Ok(())
     }
 
@@ -265,18 +289,35 @@ impl<S> DrainLoop<S> {
     where
         F: FnMut(&mut S),
     {
-        self.passes(self.state.lock(), pass);
+        self.passes(pass);
+    }
+
+    /// Runs `f` with the state. Only the drainer calls it.
+    #[inline]
+    fn with_state<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
+        self.state.with_mut(|state| {
+            // SAFETY: (1) only a call that moved `wip` from 0 (`drain`'s increment or
+            // `try_drain_with`'s exchange) gets here, and `wip` stays above 0 until the last
+            // `fetch_sub` of its `passes`, so no other call reaches the state meanwhile: this is
+            // the only reference to it. (2) The previous drainer's accesses happen-before ours:
+            // its last `fetch_sub` (release) brought `wip` to 0 and our read-modify-write
+            // (acquire) read that value or a later one in the counter's modification order (a
+            // release sequence of read-modify-writes). (3) A re-entrant `drain` from inside
+            // `pass` only increments `wip`; a re-entrant `try_drain_with` fails. (4) If `f`
+            // panics, `wip` stays above 0 forever and the state is never touched again.
+            f(unsafe { &mut *state })
+        })
     }
 
     /// Runs passes until one completes with no new work recorded meanwhile (this drainer's
-    /// own unit of work included), then releases the state.
-    fn passes<F>(&self, mut state: MutexGuard<'_, S>, mut pass: F)
+    /// own unit of work included); the state is then free for the next drainer.
+    fn passes<F>(&self, mut pass: F)
     where
         F: FnMut(&mut S),
     {
         let mut missed = 1;
         loop {
-            pass(&mut state);
+            self.with_state(&mut pass);
             // Subtract exactly what this pass has seen; anything added meanwhile stays and
             // makes us loop (no lost wake-up).
             let before = self.wip.fetch_sub(missed, Ordering::AcqRel);
@@ -285,7 +326,6 @@ impl<S> DrainLoop<S> {
                 break;
             }
         }
-        drop(state);
     }
 
     /// Whether a drainer is active right now (racy: for diagnostics and tests).
