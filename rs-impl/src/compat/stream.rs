@@ -19,6 +19,8 @@ pub(crate) struct Prefetch {
     batch: u64,
     /// Consumed since the last replenishing request.
     consumed: u64,
+    /// Requested and not yet consumed.
+    outstanding: u64,
     /// The first request was made.
     started: bool,
 }
@@ -30,6 +32,7 @@ impl Prefetch {
             prefetch,
             batch: (prefetch / 2).max(1),
             consumed: 0,
+            outstanding: 0,
             started: false,
         }
     }
@@ -39,15 +42,24 @@ impl Prefetch {
     /// requested before it is wanted.
     #[inline]
     fn due(&mut self) -> Option<u64> {
-        if !self.started {
+        let n = if !self.started {
             self.started = true;
-            Some(self.prefetch)
+            self.prefetch
         } else if self.consumed >= self.batch {
             self.consumed -= self.batch;
-            Some(self.batch)
+            self.batch
         } else {
-            None
-        }
+            return None;
+        };
+        self.outstanding = self.outstanding.saturating_add(n);
+        Some(n)
+    }
+
+    /// Counts one consumed element.
+    #[inline]
+    fn consumed_one(&mut self) {
+        self.consumed += 1;
+        self.outstanding = self.outstanding.saturating_sub(1);
     }
 }
 
@@ -290,7 +302,7 @@ impl<T> Stream for PublisherStream<T> {
                 }
             }
             if let Some(item) = this.outlet.pop() {
-                this.demand.consumed += 1;
+                this.demand.consumed_one();
                 return Poll::Ready(Some(Ok(item)));
             }
             let flags = this.outlet.flags();
@@ -310,6 +322,11 @@ impl<T> Stream for PublisherStream<T> {
                     return Poll::Ready(last.map(Err));
                 }
                 None => {}
+            }
+            // Elements are on their way (requested, not arrived): watch for them briefly
+            // before parking (see `Outlet::spin`).
+            if this.demand.outstanding > 0 && this.outlet.spin() {
+                continue;
             }
             if this.outlet.park(cx.waker()) {
                 return Poll::Pending;

@@ -38,19 +38,18 @@ pub enum Pulled<T> {
 ///
 /// The engine pulls **one element ahead** of demand, so that a finite source completes
 /// without waiting for a request that would only find the end (rules 1.2, 1.5): after each
-/// `on_next`, and right after `on_subscribe`, it asks for the next step and keeps an element
-/// until demand arrives. When there is demand it calls [`pull`](Pull::pull); when there is
-/// none it calls [`pull_ahead`](Pull::pull_ahead) (by default the same), so a source that
-/// must not take an element without demand (a queue whose producer waits for demand) can
-/// answer only the end there. A source that panics fails the stream with an error that says
-/// so; the panic never reaches the caller of `subscribe` or `request`.
+/// `on_next`, and right after `on_subscribe`, it pulls the next step and keeps an element
+/// until demand arrives (the bound: one element held). A source that panics fails the
+/// stream with an error that says so; the panic never reaches the caller of `subscribe` or
+/// `request`.
 ///
 /// **Not ready, wake me later.** A source that has nothing *now* (it is fed from a callback
 /// or another thread) answers [`Pulled::NotReady`] and keeps the [`Waker`] the engine gave it
 /// in [`set_waker`](Pull::set_waker); waking it makes the engine pull again, on the waking
 /// thread (which then delivers the signals: the engine has no thread of its own). A wake while
 /// the engine is running is never lost; a wake when nothing changed costs one empty pass.
-/// [`push`](super::push) is built this way.
+/// (For a source fed by producers that should wait for demand, [`push`](super::push) is
+/// the ready-made building block.)
 ///
 /// # Examples
 ///
@@ -111,23 +110,8 @@ pub enum Pulled<T> {
 /// assert_eq!(result.wait().unwrap(), vec![7]);
 /// ```
 pub trait Pull<T>: Send {
-    /// Produces the next step of the stream, when there is demand for it.
+    /// Produces the next step of the stream.
     fn pull(&mut self) -> Pulled<T>;
-
-    /// Produces the next step when there is **no** demand yet (the engine's look-ahead). The
-    /// default pulls; a source that must not give up an element before it is wanted returns
-    /// only the end ([`Pulled::Complete`], [`Pulled::Error`]) or [`Pulled::NotReady`] here.
-    fn pull_ahead(&mut self) -> Pulled<T> {
-        self.pull()
-    }
-
-    /// Told the demand not yet served (`UNBOUNDED` when unbounded) each time the engine reads
-    /// a new demand total: after a `request`, once the demand it knew of is used up. Not per
-    /// element. The default ignores it; a source fed from elsewhere uses it to let its producer
-    /// run ahead exactly as far as demand allows ([`push`](super::push) does).
-    fn demand(&mut self, outstanding: u64) {
-        let _ = outstanding;
-    }
 
     /// Called once, before the first pull, with the waker that makes the engine pull again.
     /// The default drops it (a source that never answers [`Pulled::NotReady`] needs none).
@@ -285,26 +269,9 @@ where
                     Stop::BadRequest
                 };
             }
-            // Demand is re-read only when the local count reaches the last total seen.
-            let demand = *emitted != *limit || {
-                let total = self.demand.total();
-                if total != *limit {
-                    *limit = total;
-                    let outstanding = if total == UNBOUNDED {
-                        UNBOUNDED
-                    } else {
-                        total - *emitted
-                    };
-                    if let Err(e) = demand_guarded(source, outstanding) {
-                        return Stop::Failed(e);
-                    }
-                }
-                *emitted != *limit || *limit == UNBOUNDED
-            };
             let step = match next.take() {
                 Some(step) => step,
-                None if demand => pull_guarded(source, Pull::pull),
-                None => pull_guarded(source, Pull::pull_ahead),
+                None => pull_guarded(source),
             };
             let item = match step {
                 Pulled::Next(item) => item,
@@ -312,9 +279,11 @@ where
                 Pulled::Complete => return Stop::Complete,
                 Pulled::Error(e) => return Stop::Failed(e),
             };
-            if !demand {
-                // 1.1: no demand; keep the element for the next request.
-                return Stop::NoDemand(item);
+            if *emitted == *limit {
+                *limit = self.demand.total();
+                if *emitted == *limit && *limit != UNBOUNDED {
+                    return Stop::NoDemand(item);
+                }
             }
             *emitted += 1;
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item))) {
@@ -357,28 +326,15 @@ where
     }
 }
 
-/// Pulls with `pull` (or `pull_ahead`), turning a panic in the source into an error for the
-/// subscriber.
-#[inline]
-fn pull_guarded<T, P: Pull<T>>(source: &mut P, pull: fn(&mut P) -> Pulled<T>) -> Pulled<T> {
-    match catch_unwind(AssertUnwindSafe(|| pull(source))) {
+/// Pulls, turning a panic in the source into an error for the subscriber.
+fn pull_guarded<T, P: Pull<T>>(source: &mut P) -> Pulled<T> {
+    match catch_unwind(AssertUnwindSafe(|| source.pull())) {
         Ok(step) => step,
         Err(payload) => Pulled::Error(Error::msg(format!(
             "the source panicked while producing an element: {}",
             panics::panic_message(&*payload)
         ))),
     }
-}
-
-/// Tells the source the outstanding demand, turning a panic into an error for the subscriber.
-#[cold]
-fn demand_guarded<T, P: Pull<T>>(source: &mut P, outstanding: u64) -> Result<(), Error> {
-    catch_unwind(AssertUnwindSafe(|| source.demand(outstanding))).map_err(|payload| {
-        Error::msg(format!(
-            "the source panicked while told the demand: {}",
-            panics::panic_message(&*payload)
-        ))
-    })
 }
 
 impl<T, P> Subscription for PullSubscription<T, P>

@@ -1,17 +1,43 @@
 //! The bounded push source: see [`push`] for the contract.
+//!
+//! # How it is built (the hot path)
+//!
+//! A push source is driven by its producers, as a processor is by its upstream, so it has an
+//! engine of its own rather than a [`Pull`](super::Pull) source under the pull engine:
+//!
+//! * **Permits.** One atomic word, [`Room`], counts the offers that may still be taken:
+//!   `capacity` plus everything requested minus everything offered. An offer takes one with
+//!   a compare-and-swap; a request adds `n`. Its top bit says that a producer is waiting, so a
+//!   request locks the waiters' list only when someone waits there.
+//! * **Delivery.** The element then goes through the subscription's [`DrainLoop`]: when
+//!   nobody drains, [`DrainLoop::try_drain_with`] puts it straight into the drainer-only
+//!   queue and the producer's thread delivers it (no lock: the loop hands its state over
+//!   through its counter). Only when another thread is draining at that moment (a request,
+//!   another producer) does the element go through the inbox, a locked queue the drainer
+//!   empties only when a flag says it holds something.
+//!
+//! So an offer that finds room and an idle loop costs three atomic read-modify-writes (the
+//! permit, the loop's counter up and down) plus the subscriber's `on_next`, and no lock, no
+//! allocation and no wake-up.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+// The subscription is handed out as an `rs_api::SubscriptionRef`, a std `Arc` in every build
+// (as in the pull engine); the atomics and locks inside come from the facade.
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation};
+use rs_api::{
+    BoxSubscriber, Error, Publisher, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED,
+};
 
-use super::pull::{subscribe_pull, Pull, Pulled};
-use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::demand::Demand;
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::{Condvar, Mutex, MutexGuard};
 use crate::panics;
+use crate::serial::DrainLoop;
 
 /// The error of an offer made after the stream ended: the element comes back.
 #[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -27,7 +53,7 @@ impl<T> fmt::Debug for Closed<T> {
 /// Why [`Producer::try_offer`] did not take the element; the element comes back.
 #[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TryOfferError<T> {
-    /// No room: `capacity` elements beyond the outstanding demand are queued already.
+    /// No room: `capacity` elements beyond the outstanding demand are offered already.
     #[error("the push source is full")]
     Full(T),
     /// The stream is over.
@@ -66,123 +92,370 @@ impl<T> fmt::Debug for TryOfferError<T> {
 #[error("every producer of the push source was dropped without complete or fail")]
 pub struct Abandoned;
 
-/// The queue and everyone waiting on it, behind one lock.
-struct Queue<T> {
-    items: VecDeque<T>,
-    capacity: usize,
-    /// Elements the subscriber has asked for and the engine has not taken yet (told by the
-    /// engine through [`Pull::demand`]): the producer may hand over that many beyond
-    /// `capacity`. Saturates at `u64::MAX` (unbounded).
-    credit: u64,
-    /// The engine answered [`Pulled::NotReady`]: wake it when something arrives.
-    engine_waiting: bool,
-    /// The engine's waker ([`Pull::set_waker`]).
-    engine: Option<Waker>,
-    /// How the producer ended the stream, once it did.
-    end: Option<Result<(), Error>>,
-    /// No more offers: cancelled, terminated, refused, or the publisher dropped unsubscribed.
-    closed: bool,
+/// [`Room`]'s top bit: a producer waits for a permit (in the waiters' list).
+const WAITING: u64 = 1 << 63;
+/// [`Room`]'s permit count; all ones is "unbounded" (unbounded demand).
+const PERMITS: u64 = WAITING - 1;
+
+/// The offers that may still be taken (`capacity + requested - offered`), and whether a
+/// producer waits for one. Every change is one read-modify-write of one word, so a request's
+/// addition and a producer's "I wait" are totally ordered: either the producer's last look
+/// sees the new permits, or the request sees the producer waiting (and wakes it).
+struct Room(AtomicU64);
+
+impl Room {
+    /// Takes a permit; `false` if there is none.
+    #[inline]
+    fn take(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
+                match room & PERMITS {
+                    0 => None,
+                    PERMITS => Some(room),
+                    _ => Some(room - 1),
+                }
+            })
+            .is_ok()
+    }
+
+    /// Takes a permit, or, if there is none, marks a producer waiting. `true`: taken.
+    fn take_or_wait(&self) -> bool {
+        let prev = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
+                Some(match room & PERMITS {
+                    0 => room | WAITING,
+                    PERMITS => room,
+                    _ => room - 1,
+                })
+            })
+            .unwrap_or_else(|room| room);
+        prev & PERMITS != 0
+    }
+
+    /// Adds `n` permits (saturating at unbounded) and clears the waiting mark; `true` if a
+    /// producer was waiting (the caller wakes the waiters).
+    #[inline]
+    fn add(&self, n: u64) -> bool {
+        let prev = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
+                Some((room & PERMITS).saturating_add(n).min(PERMITS))
+            })
+            .unwrap_or_else(|room| room);
+        prev & WAITING != 0
+    }
+}
+
+/// Producers waiting for a permit (or for the end).
+#[derive(Default)]
+struct Waiters {
     /// Threads blocked in `offer_blocking`.
     blocked: usize,
     /// Tasks waiting in `offer` (one entry per waiting future).
-    waiting: Vec<Waker>,
+    tasks: Vec<Waker>,
 }
 
-impl<T> Queue<T> {
-    fn has_room(&self) -> bool {
-        let queued = u64::try_from(self.items.len()).unwrap_or(u64::MAX);
-        let capacity = u64::try_from(self.capacity).unwrap_or(u64::MAX);
-        queued < capacity.saturating_add(self.credit)
-    }
+/// [`Shared::flags`]: the subscription is over (cancelled, terminated, its subscriber
+/// panicked, or the publisher was dropped before anyone subscribed); `request` and `cancel`
+/// are no-ops and the drainer drops everything.
+const CANCELLED: usize = 1;
+/// [`Shared::flags`]: `request(0)` was called (rule 3.9).
+const BAD_REQUEST: usize = 1 << 1;
+/// [`Shared::flags`]: a subscriber waits in [`Shared::incoming`] for its `on_subscribe`.
+const SUBSCRIBING: usize = 1 << 2;
+/// [`Shared::flags`]: a producer ended the stream (how: [`Shared::end`]).
+const ENDED: usize = 1 << 3;
 
-    /// Takes the element if there is room; returns the engine's waker when it must be woken.
-    fn offer(&mut self, item: T) -> Result<Option<Waker>, TryOfferError<T>> {
-        if self.closed || self.end.is_some() {
-            return Err(TryOfferError::Closed(item));
-        }
-        if !self.has_room() {
-            return Err(TryOfferError::Full(item));
-        }
-        self.items.push_back(item);
-        Ok(self.take_engine())
-    }
-
-    fn take_engine(&mut self) -> Option<Waker> {
-        if std::mem::take(&mut self.engine_waiting) {
-            self.engine.clone()
-        } else {
-            None
-        }
-    }
-
-    /// Everyone who waits for room, to be woken outside the lock.
-    fn take_waiting(&mut self) -> Option<Vec<Waker>> {
-        if self.waiting.is_empty() {
-            None
-        } else {
-            Some(std::mem::take(&mut self.waiting))
-        }
-    }
-}
-
-/// What the producer handles, the publisher and the engine's source share.
+/// The subscription, shared by the producers, the publisher and the subscriber's handle.
 struct Shared<T> {
-    queue: Mutex<Queue<T>>,
-    room: Condvar,
+    /// [`CANCELLED`], [`BAD_REQUEST`], [`SUBSCRIBING`], [`ENDED`]: one word, one load per
+    /// element in the drainer.
+    flags: AtomicUsize,
+    /// Cumulative demand (3.8, 3.17).
+    demand: Demand,
+    /// The producers' permits.
+    room: Room,
+    /// The serial drain loop and the drainer-only state.
+    drain: DrainLoop<State<T>>,
+    /// Elements offered while another thread was draining, for the drainer to take.
+    inbox: Mutex<VecDeque<T>>,
+    /// Whether [`inbox`](Self::inbox) holds anything: the drainer locks it only then.
+    inbox_pending: AtomicBool,
+    /// The subscriber and its handle, from `subscribe` until the drainer calls `on_subscribe`.
+    incoming: Mutex<Option<(BoxSubscriber<T>, SubscriptionRef)>>,
+    /// How a producer ended the stream, once one did (first end wins).
+    end: Mutex<Option<Result<(), Error>>>,
+    /// Producers waiting for a permit.
+    waiters: Mutex<Waiters>,
+    /// Where blocked producers sleep.
+    room_changed: Condvar,
     /// Live [`Producer`] handles.
     producers: AtomicUsize,
 }
 
+/// The drainer-only state.
+struct State<T> {
+    /// The subscriber, once `on_subscribe` was called; `None` again after the end.
+    subscriber: Option<BoxSubscriber<T>>,
+    /// Elements offered and not yet delivered, in order.
+    queue: VecDeque<T>,
+    /// Elements delivered so far (the drainer's local count; never an atomic per element).
+    emitted: u64,
+    /// The demand total last read; re-read only when `emitted` reaches it.
+    limit: u64,
+    /// The subscription is over: whatever arrives now is dropped.
+    finished: bool,
+}
+
+/// What one offer attempt found.
+enum Claim {
+    /// A permit was taken: deliver.
+    Granted,
+    /// No permit now.
+    Full,
+    /// The stream is over.
+    Closed,
+}
+
 impl<T> Shared<T> {
-    fn lock(&self) -> MutexGuard<'_, Queue<T>> {
-        self.queue.lock()
+    /// Whether offers are over (cancelled, ended, or the subscription is over).
+    fn closed(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & (CANCELLED | ENDED) != 0
     }
 
-    /// Wakes producers waiting for room (blocked threads and tasks). Call after releasing
-    /// the lock with what [`Queue::take_waiting`] returned and whether threads are blocked.
-    fn notify_room(&self, blocked: bool, tasks: Option<Vec<Waker>>) {
+    /// One attempt to take a permit, without waiting.
+    #[inline]
+    fn claim(&self) -> Claim {
+        if self.closed() {
+            Claim::Closed
+        } else if self.room.take() {
+            Claim::Granted
+        } else {
+            Claim::Full
+        }
+    }
+
+    /// Takes a permit or registers as waiting, under the waiters' lock: `Ok(claim)` when the
+    /// attempt settled it (granted or closed), `Err(guard)` when the caller must wait (block
+    /// on [`room_changed`](Self::room_changed) or keep its waker in the list) with the lock
+    /// held, so that the waking request, which takes the lock, cannot slip in between.
+    fn claim_or_wait(&self) -> Result<Claim, MutexGuard<'_, Waiters>> {
+        match self.claim() {
+            Claim::Full => {}
+            settled => return Ok(settled),
+        }
+        let waiters = self.waiters.lock();
+        if self.closed() {
+            Ok(Claim::Closed)
+        } else if self.room.take_or_wait() {
+            Ok(Claim::Granted)
+        } else {
+            Err(waiters)
+        }
+    }
+
+    /// Wakes every waiting producer (blocked threads and tasks), outside the lock for tasks.
+    #[cold]
+    fn wake_waiters(&self) {
+        // Taking the lock orders this call after a waiter's registration (made under the
+        // lock); the notification itself comes after the lock is released, so that a woken
+        // thread does not find it held and sleep again on the mutex.
+        let (blocked, tasks) = {
+            let mut waiters = self.waiters.lock();
+            (waiters.blocked > 0, std::mem::take(&mut waiters.tasks))
+        };
         if blocked {
-            self.room.notify_all();
+            self.room_changed.notify_all();
         }
-        for w in tasks.into_iter().flatten() {
-            w.wake();
+        for task in tasks {
+            task.wake();
         }
     }
 
-    /// Ends the stream from the producer side (`complete`, `fail`, abandonment) unless it has
-    /// ended already; wakes the engine.
+    /// Delivers an offered element (a permit is taken): straight into the drainer's queue
+    /// when nobody drains (this thread then delivers it), through the inbox otherwise.
+    #[inline]
+    fn deliver(&self, item: T) {
+        let accepted = self.drain.try_drain_with(
+            item,
+            |st, item| st.queue.push_back(item),
+            |st| self.pass(st),
+        );
+        if let Err(item) = accepted {
+            self.post(item);
+        }
+    }
+
+    /// The inbox path of [`deliver`](Self::deliver): queue first, then record the work (in
+    /// the other order the drainer could finish in between).
+    #[cold]
+    fn post(&self, item: T) {
+        {
+            let mut inbox = self.inbox.lock();
+            inbox.push_back(item);
+            self.inbox_pending.store(true, Ordering::Release);
+        }
+        self.run();
+    }
+
+    /// Records work for the drainer and drains if nobody does.
+    fn run(&self) {
+        self.drain.drain(|st| self.pass(st));
+    }
+
+    /// Ends the stream from a producer (`complete`, `fail`, abandonment) unless it has ended.
     fn end(&self, end: Result<(), Error>) {
-        let waker = {
-            let mut q = self.lock();
-            if q.closed || q.end.is_some() {
+        {
+            let mut slot = self.end.lock();
+            if slot.is_some() || self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
                 return;
             }
-            q.end = Some(end);
-            q.engine.clone()
-        };
-        // The engine may be idle without having answered NotReady (no demand, element held
-        // ahead): the end must still be seen, so always wake it.
-        if let Some(w) = waker {
-            w.wake();
+            *slot = Some(end);
+        }
+        self.flags.fetch_or(ENDED, Ordering::AcqRel);
+        self.wake_waiters(); // their offers fail now
+        self.run();
+    }
+
+    /// Closes everything from outside the drain loop (cancel, the publisher dropped before a
+    /// subscriber came): the drainer then drops the subscriber and the queue.
+    fn close(&self) {
+        if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
+            return; // 3.7
+        }
+        self.wake_waiters();
+        self.run();
+    }
+
+    /// Moves the inbox into the queue; `true` if it held anything.
+    fn take_inbox(&self, st: &mut State<T>) -> bool {
+        if !self.inbox_pending.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut inbox = self.inbox.lock();
+        self.inbox_pending.store(false, Ordering::Relaxed);
+        let moved = !inbox.is_empty();
+        st.queue.append(&mut inbox);
+        moved
+    }
+
+    /// The one pass every caller runs through the drain loop.
+    fn pass(&self, st: &mut State<T>) {
+        if st.finished {
+            self.take_inbox(st); // offers that raced the end: dropped
+            panics::drop_guarded(std::mem::take(&mut st.queue));
+            return;
+        }
+        if st.subscriber.is_none() && self.flags.load(Ordering::Acquire) & SUBSCRIBING != 0 {
+            let incoming = self.incoming.lock().take();
+            if let Some((mut subscriber, handle)) = incoming {
+                if panics::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
+                    self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+                    panics::drop_guarded(subscriber);
+                    self.finish(st);
+                    return;
+                }
+                st.subscriber = Some(subscriber);
+            }
+        }
+        self.take_inbox(st);
+        loop {
+            let flags = self.flags.load(Ordering::Acquire);
+            if flags & CANCELLED != 0 {
+                self.finish(st);
+                return;
+            }
+            // Not subscribed yet: keep the queue (at most `capacity` elements).
+            let Some(subscriber) = st.subscriber.as_mut() else {
+                return;
+            };
+            if flags & BAD_REQUEST != 0 {
+                self.terminate(st, Some(SpecViolation::NonPositiveRequest.into()));
+                return;
+            }
+            if st.queue.is_empty() {
+                // The end is due once the queue is empty. An element a producer posted before
+                // it ended is visible now (its inbox flag was set before `ENDED`, which this
+                // load acquired).
+                if flags & ENDED == 0 {
+                    return;
+                }
+                if !self.take_inbox(st) {
+                    let end = self.end.lock().take().and_then(Result::err);
+                    self.terminate(st, end);
+                    return;
+                }
+                continue;
+            }
+            if st.emitted == st.limit {
+                st.limit = self.demand.total();
+                if st.emitted == st.limit {
+                    return; // 1.1: no demand; the queue waits for the next request
+                }
+            }
+            let Some(item) = st.queue.pop_front() else {
+                return;
+            };
+            st.emitted += 1;
+            if panics::guard("on_next", || subscriber.on_next(item)).is_err() {
+                // 2.13: a panicking subscriber is a cancelled subscriber.
+                self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+                self.finish(st);
+                return;
+            }
         }
     }
 
-    /// Closes the producer side: no more offers; queued elements are dropped (outside the
-    /// lock); every waiting producer wakes up to its `Closed`.
-    fn close(&self) {
-        let (items, blocked, tasks) = {
-            let mut q = self.lock();
-            q.closed = true;
-            q.engine = None;
-            q.engine_waiting = false;
-            (
-                std::mem::take(&mut q.items),
-                q.blocked > 0,
-                q.take_waiting(),
-            )
+    /// Ends the subscription: drops the subscriber and every element, and fails every offer
+    /// from now on.
+    fn finish(&self, st: &mut State<T>) {
+        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        st.finished = true;
+        panics::drop_guarded(st.subscriber.take());
+        self.take_inbox(st);
+        panics::drop_guarded(std::mem::take(&mut st.queue));
+        self.wake_waiters();
+    }
+
+    /// Delivers the terminal signal (`on_error` if `error` is set) and finishes.
+    fn terminate(&self, st: &mut State<T>, error: Option<Error>) {
+        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        let Some(mut subscriber) = st.subscriber.take() else {
+            self.finish(st);
+            return;
         };
-        self.notify_room(blocked, tasks);
-        panics::drop_guarded(items);
+        self.finish(st);
+        let _ = match error {
+            Some(e) => panics::guard("on_error", || subscriber.on_error(e)),
+            None => panics::guard("on_complete", || subscriber.on_complete()),
+        };
+        panics::drop_guarded(subscriber);
+    }
+}
+
+impl<T: Send + 'static> Subscription for Shared<T> {
+    fn request(&self, n: u64) {
+        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
+        } else {
+            let permits = if self.demand.total() == UNBOUNDED {
+                PERMITS
+            } else {
+                n
+            };
+            if self.room.add(permits) {
+                self.wake_waiters();
+            }
+        }
+        self.run();
+    }
+
+    fn cancel(&self) {
+        self.close();
     }
 }
 
@@ -192,33 +465,38 @@ impl<T> Shared<T> {
 /// `capacity` is how many elements may wait for demand; with 0 every offer waits until the
 /// subscriber has requested the element.
 ///
-///
 /// # Contract
 ///
 /// * **Unicast, hot.** [`push`] returns a publisher and its producer. The first subscriber
 ///   gets every element offered (those queued before it subscribed first); any later
 ///   subscriber is refused: `on_subscribe`, then `on_error(`[`SpecViolation::Rejected`]`)`
-///   (rule 1.9). Elements are never duplicated nor dropped while the subscription lives.
-/// * **Bounded (what bounds memory).** The queue holds at most `capacity` elements beyond
-///   the subscriber's outstanding demand: an offer finds room while fewer than
-///   `capacity + outstanding` elements are queued. So with **capacity 0 the producer waits for
-///   demand** (it may run ahead exactly as far as the subscriber asked, and no further), and
-///   at most `capacity` elements ever wait for a request. Nothing else is buffered anywhere.
+///   (rule 1.9). Elements are never duplicated nor dropped while the subscription lives, and
+///   each producer's elements arrive in the order it offered them.
+/// * **Bounded (what bounds memory).** An offer is taken only while fewer than
+///   `capacity + requested` elements have been offered in all: at most `capacity` elements
+///   ever wait for a request. So with **capacity 0 the producer waits for demand** (it may run
+///   ahead exactly as far as the subscriber asked, and no further). Nothing else is buffered.
 /// * **Offering.** [`Producer::try_offer`] never waits ([`TryOfferError::Full`] when there is
 ///   no room); [`Producer::offer_blocking`] blocks the thread until there is room;
 ///   [`Producer::offer`] is a future that waits without blocking. All three fail with the
 ///   element given back once the stream is over (cancelled, completed, failed, refused).
 /// * **Which thread runs the subscriber's callbacks:** whichever thread makes progress
-///   possible — the producer's thread in its `offer` when there is demand (the subscriber is
+///   possible — the producer's thread in its offer when there is demand (the subscriber is
 ///   called from inside the offer, outside every lock), the thread that calls `request` when
 ///   elements were queued, or the thread that calls [`Producer::complete`] /
-///   [`Producer::fail`]. Signals are serial (1.3) through the [serial drain loop](crate::serial).
-/// * **Demand** follows the [`Pull`](super::Pull) engine: `request(0)` is the 3.9 error,
-///   demand saturates (3.17), and `request` may be called from any thread and re-entrantly.
+///   [`Producer::fail`]. `on_subscribe` runs in `subscribe`, unless a producer is delivering
+///   at that instant (then on its thread, before anything else). Signals are serial (1.3)
+///   through the [serial drain loop](crate::serial).
+/// * **Cost (the hot path):** an offer that finds room costs three atomic
+///   read-modify-writes besides `on_next`: no lock, no allocation, no wake-up. A producer
+///   waiting for room sleeps, and a request wakes it only if one waits.
+/// * **Demand:** `request(0)` is the 3.9 error, demand saturates (3.17), and `request` may be
+///   called from any thread and re-entrantly from `on_next`.
 /// * **End.** [`Producer::complete`] / [`Producer::fail`] end the stream after the queued
 ///   elements (the terminal signal needs no demand once the queue is empty). Dropping every
 ///   producer without either fails the stream with [`Abandoned`] (never a silent truncation).
-///   Dropping the publisher before anyone subscribed closes the producer side.
+///   Dropping the publisher before anyone subscribed closes the producer side. An offer from
+///   one clone racing `complete` from another may be taken and then dropped unseen.
 /// * **Cancel** (3.13): the subscriber, the queue and its elements are dropped at once; every
 ///   waiting and later offer fails with [`Closed`].
 /// * **Panics:** a panicking subscriber is cancelled (2.13) and the producer sees [`Closed`].
@@ -263,18 +541,24 @@ impl<T> Shared<T> {
 /// ```
 pub fn push<T: Send + 'static>(capacity: usize) -> (PushPublisher<T>, Producer<T>) {
     let shared = Arc::new(Shared {
-        queue: Mutex::new(Queue {
-            items: VecDeque::with_capacity(capacity.min(4096)),
-            capacity,
-            credit: 0,
-            engine_waiting: false,
-            engine: None,
-            end: None,
-            closed: false,
-            blocked: 0,
-            waiting: Vec::new(),
+        flags: AtomicUsize::new(0),
+        demand: Demand::new(),
+        room: Room(AtomicU64::new(
+            u64::try_from(capacity).unwrap_or(PERMITS).min(PERMITS),
+        )),
+        drain: DrainLoop::new(State {
+            subscriber: None,
+            queue: VecDeque::with_capacity(capacity.min(4096)),
+            emitted: 0,
+            limit: 0,
+            finished: false,
         }),
-        room: Condvar::new(),
+        inbox: Mutex::new(VecDeque::new()),
+        inbox_pending: AtomicBool::new(false),
+        incoming: Mutex::new(None),
+        end: Mutex::new(None),
+        waiters: Mutex::new(Waiters::default()),
+        room_changed: Condvar::new(),
         producers: AtomicUsize::new(1),
     });
     (
@@ -287,7 +571,7 @@ pub fn push<T: Send + 'static>(capacity: usize) -> (PushPublisher<T>, Producer<T
 
 /// The publisher side of a [`push`] source (unicast: see the contract of [`push`]).
 pub struct PushPublisher<T> {
-    /// The queue, until the first subscriber takes it.
+    /// The subscription, until the first subscriber takes it.
     shared: Mutex<Option<Arc<Shared<T>>>>,
 }
 
@@ -303,13 +587,12 @@ impl<T: Send + 'static> Publisher<T> for PushPublisher<T> {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
         let taken = self.shared.lock().take();
         match taken {
-            Some(shared) => subscribe_pull(
-                Source {
-                    shared,
-                    drained: false,
-                },
-                subscriber,
-            ),
+            Some(shared) => {
+                let handle: SubscriptionRef = shared.clone();
+                *shared.incoming.lock() = Some((subscriber, handle));
+                shared.flags.fetch_or(SUBSCRIBING, Ordering::AcqRel);
+                shared.run();
+            }
             None => super::failed::<T>(
                 SpecViolation::Rejected {
                     reason: "a push source serves one subscriber, and it has one".into(),
@@ -325,100 +608,13 @@ impl<T> Drop for PushPublisher<T> {
     fn drop(&mut self) {
         let unsubscribed = self.shared.lock().take();
         if let Some(shared) = unsubscribed {
-            shared.close();
+            shared.close(); // nobody can subscribe any more: drop the queue
         }
-    }
-}
-
-/// The engine's view of the queue.
-struct Source<T> {
-    shared: Arc<Shared<T>>,
-    /// The last pop emptied the queue and marked the engine as waiting (under the lock), so
-    /// the next pull may answer `NotReady` without locking: an offer made since then wakes
-    /// the engine, whose next pass pulls again (and locks). Saves a lock per element when the
-    /// producer and the engine alternate.
-    drained: bool,
-}
-
-impl<T: Send> Pull<T> for Source<T> {
-    fn set_waker(&mut self, waker: Waker) {
-        self.shared.lock().engine = Some(waker);
-    }
-
-    fn demand(&mut self, outstanding: u64) {
-        let (blocked, tasks) = {
-            let mut q = self.shared.lock();
-            let before = q.has_room();
-            q.credit = outstanding;
-            let notify = !before && q.has_room();
-            (
-                notify && q.blocked > 0,
-                if notify { q.take_waiting() } else { None },
-            )
-        };
-        self.shared.notify_room(blocked, tasks);
-    }
-
-    fn pull(&mut self) -> Pulled<T> {
-        if std::mem::take(&mut self.drained) {
-            return Pulled::NotReady;
-        }
-        let (step, blocked, tasks) = {
-            let mut q = self.shared.lock();
-            let was_full = !q.has_room();
-            match q.items.pop_front() {
-                Some(item) => {
-                    if q.credit != u64::MAX {
-                        q.credit = q.credit.saturating_sub(1);
-                    }
-                    if q.items.is_empty() && q.end.is_none() {
-                        q.engine_waiting = true;
-                        self.drained = true;
-                    }
-                    let notify = was_full && q.has_room();
-                    let blocked = notify && q.blocked > 0;
-                    let tasks = if notify { q.take_waiting() } else { None };
-                    (Pulled::Next(item), blocked, tasks)
-                }
-                None => match &q.end {
-                    Some(Ok(())) => (Pulled::Complete, false, None),
-                    Some(Err(e)) => (Pulled::Error(e.clone()), false, None),
-                    None => {
-                        q.engine_waiting = true;
-                        (Pulled::NotReady, false, None)
-                    }
-                },
-            }
-        };
-        self.shared.notify_room(blocked, tasks);
-        step
-    }
-
-    fn pull_ahead(&mut self) -> Pulled<T> {
-        // No demand: take nothing (the queue alone bounds what waits), report only the end.
-        self.drained = false;
-        let mut q = self.shared.lock();
-        if q.items.is_empty() {
-            match &q.end {
-                Some(Ok(())) => return Pulled::Complete,
-                Some(Err(e)) => return Pulled::Error(e.clone()),
-                // Only the end can come now: wake the engine for it, not for elements (they
-                // wait for a request, which drains anyway).
-                None => q.engine_waiting = true,
-            }
-        }
-        Pulled::NotReady
-    }
-}
-
-impl<T> Drop for Source<T> {
-    fn drop(&mut self) {
-        self.shared.close();
     }
 }
 
 /// The producer handle of a [`push`] source. Cloneable: every clone offers into the same
-/// queue; the stream is abandoned when the last one is dropped without ending it.
+/// source; the stream is abandoned when the last one is dropped without ending it.
 pub struct Producer<T> {
     shared: Arc<Shared<T>>,
 }
@@ -451,18 +647,22 @@ impl<T> Producer<T> {
     ///
     /// # Errors
     ///
-    /// [`TryOfferError::Full`] when the queue is at capacity and nobody asked for the element;
-    /// [`TryOfferError::Closed`] when the stream is over. Either way the element comes back.
+    /// [`TryOfferError::Full`] when there is no room (see [`push`]); [`TryOfferError::Closed`]
+    /// when the stream is over. Either way the element comes back.
     ///
     /// # Examples
     ///
     /// See [`push`].
+    #[inline]
     pub fn try_offer(&self, item: T) -> Result<(), TryOfferError<T>> {
-        let waker = self.shared.lock().offer(item)?;
-        if let Some(w) = waker {
-            w.wake(); // delivers on this thread, outside the lock
+        match self.shared.claim() {
+            Claim::Granted => {
+                self.shared.deliver(item);
+                Ok(())
+            }
+            Claim::Full => Err(TryOfferError::Full(item)),
+            Claim::Closed => Err(TryOfferError::Closed(item)),
         }
-        Ok(())
     }
 
     /// Offers `item`, blocking this thread until there is room (see [`push`] for what room
@@ -476,23 +676,18 @@ impl<T> Producer<T> {
     ///
     /// See the contract of [`push`].
     pub fn offer_blocking(&self, item: T) -> Result<(), Closed<T>> {
-        let mut item = item;
-        let mut q = self.shared.lock();
         loop {
-            match q.offer(item) {
-                Ok(waker) => {
-                    drop(q);
-                    if let Some(w) = waker {
-                        w.wake();
-                    }
+            match self.shared.claim_or_wait() {
+                Ok(Claim::Granted) => {
+                    self.shared.deliver(item);
                     return Ok(());
                 }
-                Err(TryOfferError::Closed(back)) => return Err(Closed(back)),
-                Err(TryOfferError::Full(back)) => {
-                    item = back;
-                    q.blocked += 1;
-                    q = self.shared.room.wait(q);
-                    q.blocked -= 1;
+                Ok(Claim::Closed) => return Err(Closed(item)),
+                Ok(Claim::Full) => {}
+                Err(mut waiters) => {
+                    waiters.blocked += 1;
+                    let mut waiters = self.shared.room_changed.wait(waiters);
+                    waiters.blocked -= 1;
                 }
             }
         }
@@ -566,8 +761,7 @@ impl<T> Producer<T> {
     /// assert!(producer.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
-        let q = self.shared.lock();
-        q.closed || q.end.is_some()
+        self.shared.closed()
     }
 }
 
@@ -595,22 +789,20 @@ impl<T> Future for Offer<'_, T> {
         let Some(item) = self.item.take() else {
             panic!("Offer polled after completion");
         };
-        let mut q = self.producer.shared.lock();
-        match q.offer(item) {
-            Ok(waker) => {
-                drop(q);
-                if let Some(w) = waker {
-                    w.wake();
-                }
+        let shared = &self.producer.shared;
+        match shared.claim_or_wait() {
+            Ok(Claim::Granted) => {
+                shared.deliver(item);
                 Poll::Ready(Ok(()))
             }
-            Err(TryOfferError::Closed(back)) => Poll::Ready(Err(Closed(back))),
-            Err(TryOfferError::Full(back)) => {
-                if !q.waiting.iter().any(|w| w.will_wake(cx.waker())) {
-                    q.waiting.push(cx.waker().clone());
+            Ok(Claim::Closed) => Poll::Ready(Err(Closed(item))),
+            Ok(Claim::Full) => unreachable!("claim_or_wait settles Full by waiting"),
+            Err(mut waiters) => {
+                if !waiters.tasks.iter().any(|w| w.will_wake(cx.waker())) {
+                    waiters.tasks.push(cx.waker().clone());
                 }
-                drop(q);
-                self.item = Some(back);
+                drop(waiters);
+                self.item = Some(item);
                 Poll::Pending
             }
         }

@@ -73,6 +73,7 @@ pub fn external<T>(capacity: usize) -> (External<T>, Requester, Signals<T>) {
         Signals {
             outlet,
             control,
+            capacity: u64::try_from(capacity).unwrap_or(u64::MAX),
             ended: false,
         },
     )
@@ -251,6 +252,8 @@ impl Requester {
 pub struct Signals<T> {
     outlet: Outlet<T>,
     control: Arc<Control>,
+    /// The room when nothing is requested and not received.
+    capacity: u64,
     ended: bool,
 }
 
@@ -324,6 +327,12 @@ impl<T> Stream for Signals<T> {
                     return Poll::Ready(last.map(Err));
                 }
                 None => {}
+            }
+            // Elements are on their way (requested, not received): watch for them briefly
+            // before parking (see the ring's spin).
+            let on_the_way = this.control.room.load(Ordering::Relaxed) < this.capacity;
+            if on_the_way && this.outlet.spin() {
+                continue;
             }
             if this.outlet.park(cx.waker()) {
                 return Poll::Pending;
