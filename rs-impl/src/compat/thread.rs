@@ -1,22 +1,16 @@
 //! [`ThreadPerTask`]: a `Spawn` that gives every task a thread of its own, on the facade.
 
-use std::future::Future;
-use std::pin::pin;
-// `Wake` needs a std `Arc`; the lock and the condition variable inside come from the facade.
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-
 use futures::future::FutureObj;
 use futures::task::{Spawn, SpawnError};
 
-use crate::loom::sync::{Condvar, Mutex};
+use crate::loom::future::block_on;
 use crate::loom::thread;
 
-/// An executor that runs every spawned task on a new thread of its own, which sleeps on a
-/// condition variable between wake-ups.
+/// An executor that runs every spawned task on a new thread of its own, which sleeps between
+/// wake-ups (`block_on`).
 ///
-/// Its threads, lock and condition variable come from the [facade](crate::loom), so in a loom
-/// build every task is a loom thread and the bridges that take an executor
+/// Its threads and its `block_on` come from the [facade](crate::loom), so in a loom build
+/// every task is a loom thread and the bridges that take an executor
 /// ([`from_stream`](super::from_stream), [`sink_subscriber`](super::sink_subscriber), …) can
 /// be model-checked with it (the TCK's loom mode does). Outside loom it suits tests and a few
 /// long-lived tasks (a stream that deserves its own thread); for many short tasks, use a pool.
@@ -41,40 +35,7 @@ pub struct ThreadPerTask;
 
 impl Spawn for ThreadPerTask {
     fn spawn_obj(&self, future: FutureObj<'static, ()>) -> Result<(), SpawnError> {
-        drop(thread::spawn(move || run(future)));
+        drop(thread::spawn(move || block_on(future)));
         Ok(())
-    }
-}
-
-/// The wake-up flag a task thread sleeps on.
-#[derive(Default)]
-struct Signal {
-    woken: Mutex<bool>,
-    changed: Condvar,
-}
-
-impl Wake for Signal {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        *self.woken.lock() = true;
-        self.changed.notify_one();
-    }
-}
-
-/// Polls `future` to completion on this thread, sleeping until woken after each `Pending`.
-fn run(future: impl Future<Output = ()>) {
-    let signal = Arc::new(Signal::default());
-    let waker = Waker::from(signal.clone());
-    let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    while future.as_mut().poll(&mut cx) == Poll::Pending {
-        let mut woken = signal.woken.lock();
-        while !*woken {
-            woken = signal.changed.wait(woken);
-        }
-        *woken = false;
     }
 }

@@ -34,7 +34,7 @@ use rs_api::{
 };
 
 use crate::demand::Demand;
-use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::{Condvar, Mutex, MutexGuard};
 use crate::panics;
 use crate::serial::DrainLoop;
@@ -94,43 +94,53 @@ pub struct Abandoned;
 
 /// [`Room`]'s top bit: a producer waits for a permit (in the waiters' list).
 const WAITING: u64 = 1 << 63;
+/// [`Room`]'s next bit: offers are over (the stream ended, or the subscription did).
+const SHUT: u64 = 1 << 62;
 /// [`Room`]'s permit count; all ones is "unbounded" (unbounded demand).
-const PERMITS: u64 = WAITING - 1;
+const PERMITS: u64 = SHUT - 1;
 
-/// The offers that may still be taken (`capacity + requested - offered`), and whether a
-/// producer waits for one. Every change is one read-modify-write of one word, so a request's
-/// addition and a producer's "I wait" are totally ordered: either the producer's last look
-/// sees the new permits, or the request sees the producer waiting (and wakes it).
+/// The offers that may still be taken (`capacity + requested - offered`), whether offers are
+/// over, and whether a producer waits. Every change is one read-modify-write of one word, so
+/// an offer is one atomic operation, and a request's addition (or the end) and a producer's
+/// "I wait" are totally ordered: either the producer's last look sees the new permits (or
+/// the end), or the waker sees the producer waiting and wakes it.
 struct Room(AtomicU64);
 
 impl Room {
-    /// Takes a permit; `false` if there is none.
+    /// Takes a permit, if there is one and offers are not over.
     #[inline]
-    fn take(&self) -> bool {
-        self.0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
-                match room & PERMITS {
-                    0 => None,
-                    PERMITS => Some(room),
-                    _ => Some(room - 1),
-                }
-            })
-            .is_ok()
+    fn take(&self) -> Claim {
+        self.claim(false)
     }
 
-    /// Takes a permit, or, if there is none, marks a producer waiting. `true`: taken.
-    fn take_or_wait(&self) -> bool {
-        let prev = self
+    /// As [`take`](Self::take), but marks a producer waiting when there is no permit.
+    fn take_or_wait(&self) -> Claim {
+        self.claim(true)
+    }
+
+    #[inline]
+    fn claim(&self, wait: bool) -> Claim {
+        let seen = self
             .0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
-                Some(match room & PERMITS {
-                    0 => room | WAITING,
-                    PERMITS => room,
-                    _ => room - 1,
-                })
+                if room & SHUT != 0 {
+                    None
+                } else {
+                    match room & PERMITS {
+                        0 if wait && room & WAITING == 0 => Some(room | WAITING),
+                        0 | PERMITS => None, // none, or unbounded: nothing to change
+                        _ => Some(room - 1),
+                    }
+                }
             })
             .unwrap_or_else(|room| room);
-        prev & PERMITS != 0
+        if seen & SHUT != 0 {
+            Claim::Closed
+        } else if seen & PERMITS == 0 {
+            Claim::Full
+        } else {
+            Claim::Granted
+        }
     }
 
     /// Adds `n` permits (saturating at unbounded) and clears the waiting mark; `true` if a
@@ -140,10 +150,21 @@ impl Room {
         let prev = self
             .0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
-                Some((room & PERMITS).saturating_add(n).min(PERMITS))
+                (room & SHUT == 0).then(|| (room & PERMITS).saturating_add(n).min(PERMITS))
             })
             .unwrap_or_else(|room| room);
-        prev & WAITING != 0
+        prev & WAITING != 0 && prev & SHUT == 0
+    }
+
+    /// Ends the offers; `true` if a producer was waiting (the caller wakes the waiters).
+    fn shut(&self) -> bool {
+        let prev = self.0.fetch_or(SHUT, Ordering::AcqRel);
+        prev & WAITING != 0 && prev & SHUT == 0
+    }
+
+    /// Whether offers are over.
+    fn is_shut(&self) -> bool {
+        self.0.load(Ordering::Acquire) & SHUT != 0
     }
 }
 
@@ -166,11 +187,14 @@ const BAD_REQUEST: usize = 1 << 1;
 const SUBSCRIBING: usize = 1 << 2;
 /// [`Shared::flags`]: a producer ended the stream (how: [`Shared::end`]).
 const ENDED: usize = 1 << 3;
+/// [`Shared::flags`]: the [inbox](Shared::inbox) holds elements (set and cleared under its
+/// lock): the drainer locks it only then.
+const INBOX: usize = 1 << 4;
 
 /// The subscription, shared by the producers, the publisher and the subscriber's handle.
 struct Shared<T> {
-    /// [`CANCELLED`], [`BAD_REQUEST`], [`SUBSCRIBING`], [`ENDED`]: one word, one load per
-    /// element in the drainer.
+    /// [`CANCELLED`], [`BAD_REQUEST`], [`SUBSCRIBING`], [`ENDED`], [`INBOX`]: one word, one
+    /// load per element in the drainer.
     flags: AtomicUsize,
     /// Cumulative demand (3.8, 3.17).
     demand: Demand,
@@ -180,8 +204,6 @@ struct Shared<T> {
     drain: DrainLoop<State<T>>,
     /// Elements offered while another thread was draining, for the drainer to take.
     inbox: Mutex<VecDeque<T>>,
-    /// Whether [`inbox`](Self::inbox) holds anything: the drainer locks it only then.
-    inbox_pending: AtomicBool,
     /// The subscriber and its handle, from `subscribe` until the drainer calls `on_subscribe`.
     incoming: Mutex<Option<(BoxSubscriber<T>, SubscriptionRef)>>,
     /// How a producer ended the stream, once one did (first end wins).
@@ -219,39 +241,27 @@ enum Claim {
 }
 
 impl<T> Shared<T> {
-    /// Whether offers are over (cancelled, ended, or the subscription is over).
-    fn closed(&self) -> bool {
-        self.flags.load(Ordering::Acquire) & (CANCELLED | ENDED) != 0
-    }
-
-    /// One attempt to take a permit, without waiting.
-    #[inline]
-    fn claim(&self) -> Claim {
-        if self.closed() {
-            Claim::Closed
-        } else if self.room.take() {
-            Claim::Granted
-        } else {
-            Claim::Full
-        }
-    }
-
     /// Takes a permit or registers as waiting, under the waiters' lock: `Ok(claim)` when the
     /// attempt settled it (granted or closed), `Err(guard)` when the caller must wait (block
     /// on [`room_changed`](Self::room_changed) or keep its waker in the list) with the lock
     /// held, so that the waking request, which takes the lock, cannot slip in between.
     fn claim_or_wait(&self) -> Result<Claim, MutexGuard<'_, Waiters>> {
-        match self.claim() {
+        match self.room.take() {
             Claim::Full => {}
             settled => return Ok(settled),
         }
         let waiters = self.waiters.lock();
-        if self.closed() {
-            Ok(Claim::Closed)
-        } else if self.room.take_or_wait() {
-            Ok(Claim::Granted)
-        } else {
-            Err(waiters)
+        match self.room.take_or_wait() {
+            Claim::Full => Err(waiters),
+            settled => Ok(settled),
+        }
+    }
+
+    /// Ends the offers (the end, cancel, the subscription's end): waiting producers wake up to
+    /// their `Closed`.
+    fn shut(&self) {
+        if self.room.shut() {
+            self.wake_waiters();
         }
     }
 
@@ -294,7 +304,7 @@ impl<T> Shared<T> {
         {
             let mut inbox = self.inbox.lock();
             inbox.push_back(item);
-            self.inbox_pending.store(true, Ordering::Release);
+            self.flags.fetch_or(INBOX, Ordering::AcqRel);
         }
         self.run();
     }
@@ -314,7 +324,7 @@ impl<T> Shared<T> {
             *slot = Some(end);
         }
         self.flags.fetch_or(ENDED, Ordering::AcqRel);
-        self.wake_waiters(); // their offers fail now
+        self.shut(); // offers fail from now on
         self.run();
     }
 
@@ -324,51 +334,54 @@ impl<T> Shared<T> {
         if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
             return; // 3.7
         }
-        self.wake_waiters();
+        self.shut();
         self.run();
     }
 
-    /// Moves the inbox into the queue; `true` if it held anything.
-    fn take_inbox(&self, st: &mut State<T>) -> bool {
-        if !self.inbox_pending.load(Ordering::Acquire) {
-            return false;
-        }
+    /// Moves the inbox into the queue (the caller saw [`INBOX`]).
+    #[cold]
+    fn take_inbox(&self, st: &mut State<T>) {
         let mut inbox = self.inbox.lock();
-        self.inbox_pending.store(false, Ordering::Relaxed);
-        let moved = !inbox.is_empty();
+        self.flags.fetch_and(!INBOX, Ordering::AcqRel);
         st.queue.append(&mut inbox);
-        moved
     }
 
-    /// The one pass every caller runs through the drain loop.
+    /// The one pass every caller runs through the drain loop. One load of the flags per
+    /// element tells it everything: cancel, `request(0)`, a waiting subscriber, the end, and
+    /// whether the inbox holds anything.
     fn pass(&self, st: &mut State<T>) {
-        if st.finished {
-            self.take_inbox(st); // offers that raced the end: dropped
-            panics::drop_guarded(std::mem::take(&mut st.queue));
-            return;
-        }
-        if st.subscriber.is_none() && self.flags.load(Ordering::Acquire) & SUBSCRIBING != 0 {
-            let incoming = self.incoming.lock().take();
-            if let Some((mut subscriber, handle)) = incoming {
+        loop {
+            let flags = self.flags.load(Ordering::Acquire);
+            if flags & INBOX != 0 {
+                self.take_inbox(st);
+            }
+            if st.finished {
+                // Offers that raced the end: dropped.
+                panics::drop_guarded(std::mem::take(&mut st.queue));
+                return;
+            }
+            if flags & CANCELLED != 0 {
+                self.finish(st);
+                return;
+            }
+            let Some(subscriber) = st.subscriber.as_mut() else {
+                // Not subscribed yet: keep the queue (at most `capacity` elements), unless the
+                // subscriber is waiting for its `on_subscribe`.
+                let incoming = if flags & SUBSCRIBING != 0 {
+                    self.incoming.lock().take()
+                } else {
+                    None
+                };
+                let Some((mut subscriber, handle)) = incoming else {
+                    return;
+                };
                 if panics::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
-                    self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
                     panics::drop_guarded(subscriber);
                     self.finish(st);
                     return;
                 }
                 st.subscriber = Some(subscriber);
-            }
-        }
-        self.take_inbox(st);
-        loop {
-            let flags = self.flags.load(Ordering::Acquire);
-            if flags & CANCELLED != 0 {
-                self.finish(st);
-                return;
-            }
-            // Not subscribed yet: keep the queue (at most `capacity` elements).
-            let Some(subscriber) = st.subscriber.as_mut() else {
-                return;
+                continue;
             };
             if flags & BAD_REQUEST != 0 {
                 self.terminate(st, Some(SpecViolation::NonPositiveRequest.into()));
@@ -376,17 +389,12 @@ impl<T> Shared<T> {
             }
             if st.queue.is_empty() {
                 // The end is due once the queue is empty. An element a producer posted before
-                // it ended is visible now (its inbox flag was set before `ENDED`, which this
-                // load acquired).
-                if flags & ENDED == 0 {
-                    return;
-                }
-                if !self.take_inbox(st) {
+                // it ended was taken above: its `INBOX` precedes `ENDED` in the word's order.
+                if flags & ENDED != 0 {
                     let end = self.end.lock().take().and_then(Result::err);
                     self.terminate(st, end);
-                    return;
                 }
-                continue;
+                return;
             }
             if st.emitted == st.limit {
                 st.limit = self.demand.total();
@@ -400,7 +408,6 @@ impl<T> Shared<T> {
             st.emitted += 1;
             if panics::guard("on_next", || subscriber.on_next(item)).is_err() {
                 // 2.13: a panicking subscriber is a cancelled subscriber.
-                self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
                 self.finish(st);
                 return;
             }
@@ -410,22 +417,23 @@ impl<T> Shared<T> {
     /// Ends the subscription: drops the subscriber and every element, and fails every offer
     /// from now on.
     fn finish(&self, st: &mut State<T>) {
-        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        let flags = self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         st.finished = true;
         panics::drop_guarded(st.subscriber.take());
-        self.take_inbox(st);
+        if flags & INBOX != 0 {
+            self.take_inbox(st);
+        }
         panics::drop_guarded(std::mem::take(&mut st.queue));
-        self.wake_waiters();
+        self.shut();
     }
 
     /// Delivers the terminal signal (`on_error` if `error` is set) and finishes.
     fn terminate(&self, st: &mut State<T>, error: Option<Error>) {
-        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
-        let Some(mut subscriber) = st.subscriber.take() else {
-            self.finish(st);
+        let subscriber = st.subscriber.take();
+        self.finish(st); // from here on, `request` and `cancel` are no-ops (2.3 allows them)
+        let Some(mut subscriber) = subscriber else {
             return;
         };
-        self.finish(st);
         let _ = match error {
             Some(e) => panics::guard("on_error", || subscriber.on_error(e)),
             None => panics::guard("on_complete", || subscriber.on_complete()),
@@ -554,7 +562,6 @@ pub fn push<T: Send + 'static>(capacity: usize) -> (PushPublisher<T>, Producer<T
             finished: false,
         }),
         inbox: Mutex::new(VecDeque::new()),
-        inbox_pending: AtomicBool::new(false),
         incoming: Mutex::new(None),
         end: Mutex::new(None),
         waiters: Mutex::new(Waiters::default()),
@@ -655,7 +662,7 @@ impl<T> Producer<T> {
     /// See [`push`].
     #[inline]
     pub fn try_offer(&self, item: T) -> Result<(), TryOfferError<T>> {
-        match self.shared.claim() {
+        match self.shared.room.take() {
             Claim::Granted => {
                 self.shared.deliver(item);
                 Ok(())
@@ -761,7 +768,7 @@ impl<T> Producer<T> {
     /// assert!(producer.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.shared.closed()
+        self.shared.room.is_shut()
     }
 }
 

@@ -7,7 +7,7 @@ use rs_api::{
 };
 use rs_impl::demand::Demand;
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use rs_impl::loom::sync::Mutex;
+use rs_impl::loom::sync::{Arc, Condvar, Mutex};
 use rs_impl::serial::DrainLoop;
 
 use crate::demand::Counter;
@@ -365,5 +365,82 @@ impl Produce for BrokenRecordFirst {
             h.poke();
             h.queue.lock().push_back(value);
         }
+    }
+}
+
+// ----- push source -----------------------------------------------------------------------------
+
+/// The shared state of [`BrokenPush`].
+#[derive(Default)]
+pub(crate) struct BrokenPushState {
+    permits: u64,
+    done: bool,
+}
+
+/// The producer half of [`BrokenPush`]: permits under a lock, a condition variable for the
+/// blocked producer, and the recording subscriber it delivers to.
+pub(crate) struct BrokenPushProducer {
+    state: Arc<(Mutex<BrokenPushState>, Condvar)>,
+    seen: Arc<Mutex<crate::push::Seen>>,
+}
+
+/// The subscription of [`BrokenPush`].
+struct BrokenPushSubscription(Arc<(Mutex<BrokenPushState>, Condvar)>);
+
+impl Subscription for BrokenPushSubscription {
+    fn request(&self, n: u64) {
+        let (lock, changed) = &*self.0;
+        lock.lock().permits += n;
+        changed.notify_all();
+    }
+    fn cancel(&self) {
+        let (lock, changed) = &*self.0;
+        lock.lock().done = true;
+        changed.notify_all();
+    }
+}
+
+/// BUG: the producer looks for a permit under the lock, releases it, and then locks again to
+/// sleep, without looking again: a request (and its notification) that comes in between is
+/// missed, and the producer sleeps although there is demand (a lost wake-up). The real source
+/// marks itself waiting in the same read-modify-write that finds no permit, and a request that
+/// sees the mark wakes it under the waiters' lock.
+pub(crate) struct BrokenPush;
+
+impl crate::push::PushSource for BrokenPush {
+    type Producer = BrokenPushProducer;
+    fn subscribed(seen: &Arc<Mutex<crate::push::Seen>>) -> (BrokenPushProducer, SubscriptionRef) {
+        let state = Arc::new((Mutex::new(BrokenPushState::default()), Condvar::new()));
+        let subscription: SubscriptionRef =
+            std::sync::Arc::new(BrokenPushSubscription(state.clone()));
+        (
+            BrokenPushProducer {
+                state,
+                seen: seen.clone(),
+            },
+            subscription,
+        )
+    }
+    fn offer_blocking(p: &BrokenPushProducer, x: u64) -> bool {
+        let (lock, changed) = &*p.state;
+        loop {
+            {
+                let mut s = lock.lock();
+                if s.done {
+                    return false;
+                }
+                if s.permits > 0 {
+                    s.permits -= 1;
+                    break;
+                }
+            }
+            let s = lock.lock(); // BUG: no second look before sleeping
+            drop(changed.wait(s));
+        }
+        p.seen.lock().items.push(x);
+        true
+    }
+    fn complete(p: &BrokenPushProducer) {
+        p.seen.lock().completed += 1;
     }
 }

@@ -19,6 +19,7 @@
 //! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
+//! | `push.rs` | the push source: a producer blocked for want of demand racing requests from another thread, its offers racing their drains (the inbox) | no lost wake-up, 1.1, 1.3, every element once in order |
 //! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
 #![cfg(rs_loom)]
 // Tests use std `Arc`/`Weak` drop tokens next to the facade's loom types.
@@ -32,6 +33,7 @@ mod drain;
 mod handoff;
 mod on_subscribe;
 mod probe;
+mod push;
 mod stream;
 mod terminal;
 
