@@ -20,8 +20,8 @@ use rs_api::{
     BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
 };
 use rs_impl::compat::{
-    blocking_iter, from_async, from_stream, from_try_stream, sink_subscriber, stream_subscriber,
-    to_stream, AsyncSubscriber, CompatError, PublisherCompat,
+    blocking_iter, from_async, from_stream, from_stream_fn, from_try_stream, sink_subscriber,
+    stream_subscriber, to_stream, AsyncSubscriber, CompatError, PublisherCompat, ThreadPerTask,
 };
 use rs_impl::source::{self, push, Pull, Pulled, TryOfferError};
 use rs_impl::subscriber::{collect, for_each, Cancelled, RequestStrategy};
@@ -679,6 +679,52 @@ fn a_stream_publisher_serves_one_subscriber() {
         e.spec_violation(),
         Some(SpecViolation::Rejected { .. })
     ));
+}
+
+#[test]
+fn a_cold_stream_publisher_makes_a_fresh_stream_per_subscriber() {
+    let made = Arc::new(AtomicUsize::new(0));
+    let m = made.clone();
+    let p = from_stream_fn(
+        move || {
+            m.fetch_add(1, Ordering::SeqCst);
+            futures::stream::iter(0..1000u32)
+        },
+        ThreadPerTask,
+    );
+    assert_eq!(
+        made.load(Ordering::SeqCst),
+        0,
+        "nothing made before a subscriber"
+    );
+    let results: Vec<_> = [
+        RequestStrategy::OneByOne,
+        RequestStrategy::Prefetch(7),
+        RequestStrategy::Unbounded,
+    ]
+    .into_iter()
+    .map(|strategy| {
+        let (s, result) = collect(strategy);
+        p.subscribe(Box::new(s));
+        result
+    })
+    .collect();
+    for result in results {
+        assert_eq!(result.wait().unwrap(), (0..1000).collect::<Vec<_>>());
+    }
+    assert_eq!(made.load(Ordering::SeqCst), 3, "one stream per subscriber");
+}
+
+#[test]
+fn a_panicking_stream_factory_is_on_subscribe_then_on_error() {
+    let p = from_stream_fn(
+        || -> futures::stream::Iter<std::ops::Range<u8>> { panic!("no device") },
+        ThreadPerTask,
+    );
+    let (s, result) = collect::<u8>(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s)); // the panic stays inside subscribe
+    let e = result.wait().unwrap_err();
+    assert!(e.to_string().contains("no device"), "{e}");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! | adapter | direction | demand | bound (what bounds memory) | threads |
 //! |---|---|---|---|---|
 //! | [`to_stream`], [`PublisherStream`] | Publisher → `Stream<Item = Result<T, Error>>` | `prefetch` when first polled, then `prefetch / 2` each time that many were consumed | one ring of `prefetch` slots (rounded up to a power of two), allocated once | the publisher signals on its threads; the stream is polled on any executor and woken only when parked |
-//! | [`from_stream`], [`from_try_stream`] | `Stream` → Publisher | the stream is polled only while the subscriber has outstanding demand | nothing buffered: each element polled goes to `on_next` | a task on the executor you pass (`futures::task::Spawn`) signals the subscriber |
+//! | [`from_stream`], [`from_try_stream`] (unicast); [`from_stream_fn`], [`from_try_stream_fn`] (a fresh stream per subscriber) | `Stream` → Publisher | the stream is polled while the subscriber has outstanding demand, plus one look-ahead poll when it is used up (so that a finished or failed stream ends without a request) | at most one element held (the look-ahead's), nothing else buffered | a task per subscription on the executor you pass (`futures::task::Spawn`) signals the subscriber |
 //! | [`sink_subscriber`] | Publisher → `Sink` | 1 per `poll_ready` that says the sink has room | one slot | the task drives the sink |
 //! | [`from_async`] with [`AsyncSubscriber`] | Publisher → async callbacks | `prefetch`, replenished as `on_next` calls finish | `prefetch` slots | the task runs the callbacks, one at a time |
 //! | [`blocking_iter`] | Publisher → `Iterator` | as [`to_stream`] | as [`to_stream`] | the iterating thread blocks (parks) |
@@ -93,7 +93,10 @@ use rs_api::Publisher;
 
 pub use async_subscriber::{from_async, AsyncSubscriber};
 pub use iter::{blocking_iter, BlockingIter};
-pub use publisher::{from_stream, from_try_stream, StreamPublisher, BUDGET};
+pub use publisher::{
+    from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, StreamFnPublisher,
+    StreamPublisher, BUDGET,
+};
 pub use sink::sink_subscriber;
 pub use stream::{stream_subscriber, to_stream, PublisherStream, StreamSubscriber};
 pub use task::Completion;

@@ -55,8 +55,12 @@ impl<T, S> fmt::Debug for StreamPublisher<T, S> {
 ///   a finite (or failed) stream ends without waiting for a request that would only find the
 ///   end (rules 1.4, 1.5, 1.6, 1.9); an element that look-ahead finds is held until the next
 ///   request. Then it parks, and `request` wakes it (from any thread, re-entrantly from
-///   `on_next` too: then it only adds demand, rule 3.3). The bound: at most one element held,
-///   nothing else buffered.
+///   `on_next` too: then it only adds demand, rule 3.3). **The bound: at most one element
+///   held**, nothing else buffered. The cost of the look-ahead: a live stream (a channel's
+///   receiver, a sensor) gives up that one element before the subscriber asked for it; if
+///   the subscriber then cancels instead of requesting, it is dropped with the stream. (The
+///   look-ahead is what the TCK requires: without it a failed stream cannot report its error
+///   to a subscriber that has not requested, and the 1.4, 1.6 and 1.9 checks fail.)
 /// * **Which thread runs the callbacks:** `on_subscribe` runs in `subscribe`, on the caller's
 ///   thread; every other signal runs on the executor's task, one at a time (1.3).
 /// * **End:** the stream's end is `on_complete`; the stream is dropped right after (and
@@ -130,7 +134,7 @@ where
     T: Send + 'static,
     S: Spawn,
 {
-    fn subscribe(&self, mut subscriber: BoxSubscriber<T>) {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
         let stream = self.stream.lock().take();
         let Some(stream) = stream else {
             let refused = SpecViolation::Rejected {
@@ -139,28 +143,143 @@ where
             crate::source::failed::<T>(refused.into()).subscribe(subscriber);
             return;
         };
-        let control = Arc::new(Control {
-            demand: Demand::new(),
-            flags: AtomicUsize::new(0),
-            waker: Mutex::new(None),
-        });
-        let handle: rs_api::SubscriptionRef = control.clone();
-        if panics::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
-            control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
-            panics::drop_guarded(subscriber);
-            panics::drop_guarded(stream);
-            return;
-        }
-        let task = Drive {
-            control,
-            stream: Some(stream),
-            subscriber: Some(subscriber),
-            emitted: 0,
-            limit: 0,
-            ahead: None,
-        };
-        spawn(&self.spawner, task);
+        start(stream, subscriber, &self.spawner);
     }
+}
+
+/// A publisher of a fresh stream per subscriber (see [`from_stream_fn`]).
+pub struct StreamFnPublisher<T, S> {
+    /// Makes one subscription's stream (panics contained by the caller).
+    make: Box<dyn Fn() -> BoxStream<T> + Send + Sync>,
+    spawner: S,
+}
+
+impl<T, S> fmt::Debug for StreamFnPublisher<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamFnPublisher").finish_non_exhaustive()
+    }
+}
+
+/// Publishes a **fresh stream per subscriber**: `make` is called in each `subscribe`, and its
+/// stream is driven for that subscriber alone, on a task of its own spawned on `spawner`.
+///
+/// The cold counterpart of [`from_stream`] (whose contract each subscription has, except
+/// that it is not unicast): any number of subscribers, each from the beginning of its own
+/// stream, each with its own demand. A panic in `make` does not escape `subscribe`: that
+/// subscriber gets `on_subscribe`, then `on_error` saying so (rule 1.9).
+///
+/// # Examples
+///
+/// ```
+/// use futures::executor::LocalPool;
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// let mut pool = LocalPool::new();
+/// let publisher =
+///     rs_impl::compat::from_stream_fn(|| futures::stream::iter(1..=3u32), pool.spawner());
+/// let (a, ra) = collect(RequestStrategy::Prefetch(2));
+/// let (b, rb) = collect(RequestStrategy::OneByOne);
+/// publisher.subscribe(Box::new(a));
+/// publisher.subscribe(Box::new(b));
+/// pool.run();
+/// assert_eq!(ra.wait().unwrap(), vec![1, 2, 3]);
+/// assert_eq!(rb.wait().unwrap(), vec![1, 2, 3]);
+/// ```
+pub fn from_stream_fn<T, St, F, S>(make: F, spawner: S) -> StreamFnPublisher<T, S>
+where
+    F: Fn() -> St + Send + Sync + 'static,
+    St: Stream<Item = T> + Send + 'static,
+    T: Send + 'static,
+    S: Spawn,
+{
+    StreamFnPublisher {
+        make: Box::new(move || Box::pin(make().map(Ok))),
+        spawner,
+    }
+}
+
+/// [`from_stream_fn`] for streams of `Result`s: each subscriber's stream as in
+/// [`from_try_stream`].
+///
+/// # Examples
+///
+/// ```
+/// use futures::executor::LocalPool;
+/// use rs_api::{Error, Publisher};
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// let mut pool = LocalPool::new();
+/// let publisher = rs_impl::compat::from_try_stream_fn(
+///     || futures::stream::iter(vec![Ok(1), Err(Error::msg("sensor gone"))]),
+///     pool.spawner(),
+/// );
+/// let (s, result) = collect::<u8>(RequestStrategy::Unbounded);
+/// publisher.subscribe(Box::new(s));
+/// pool.run();
+/// assert_eq!(result.wait().unwrap_err().to_string(), "sensor gone");
+/// ```
+pub fn from_try_stream_fn<T, E, St, F, S>(make: F, spawner: S) -> StreamFnPublisher<T, S>
+where
+    F: Fn() -> St + Send + Sync + 'static,
+    St: Stream<Item = Result<T, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    T: Send + 'static,
+    S: Spawn,
+{
+    StreamFnPublisher {
+        make: Box::new(move || Box::pin(make().map_err(super::into_error))),
+        spawner,
+    }
+}
+
+impl<T, S> Publisher<T> for StreamFnPublisher<T, S>
+where
+    T: Send + 'static,
+    S: Spawn,
+{
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
+        match catch_unwind(AssertUnwindSafe(|| (self.make)())) {
+            Ok(stream) => start(stream, subscriber, &self.spawner),
+            Err(payload) => {
+                let error = Error::msg(format!(
+                    "the stream factory panicked while making a subscription's stream: {}",
+                    panics::panic_message(&*payload)
+                ));
+                crate::source::failed::<T>(error).subscribe(subscriber);
+            }
+        }
+    }
+}
+
+/// Starts one subscription of `stream` for `subscriber`: `on_subscribe` here, on the
+/// caller's thread, then the task that drives the stream, spawned on `spawner`.
+fn start<T, S>(stream: BoxStream<T>, mut subscriber: BoxSubscriber<T>, spawner: &S)
+where
+    T: Send + 'static,
+    S: Spawn + ?Sized,
+{
+    let control = Arc::new(Control {
+        demand: Demand::new(),
+        flags: AtomicUsize::new(0),
+        waker: Mutex::new(None),
+    });
+    let handle: rs_api::SubscriptionRef = control.clone();
+    if panics::guard("on_subscribe", || subscriber.on_subscribe(handle)).is_err() {
+        control.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        panics::drop_guarded(subscriber);
+        panics::drop_guarded(stream);
+        return;
+    }
+    let task = Drive {
+        control,
+        stream: Some(stream),
+        subscriber: Some(subscriber),
+        emitted: 0,
+        limit: 0,
+        ahead: None,
+    };
+    spawn(spawner, task);
 }
 
 /// The executor seam: every task of the compat module is spawned here. A refused task is

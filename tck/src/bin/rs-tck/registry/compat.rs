@@ -5,6 +5,7 @@
 //! | implementation | verifications | notes |
 //! |---|---|---|
 //! | `compat::from_stream` | publisher, loom | `stream::iter(0..n)` (unicast); failed: `from_try_stream` of one `Err` |
+//! | `compat::from_stream_fn` | publisher | a fresh `stream::iter(0..n)` per subscriber (the multi-subscriber checks run); failed: `from_try_stream_fn` of one `Err`. Its task is `from_stream`'s, which the loom mode covers |
 //! | `source::push(0)` | publisher, loom | a producer thread per publisher offers `0..n` (blocking, waiting for demand), then completes; failed: `fail` at once |
 //! | `compat::to_stream → from_try_stream` | publisher, loom | the round trip: `range(0..n).to_stream(8)` published again |
 //! | `compat::sink_subscriber(drain)` | subscriber whitebox, blackbox | `futures::sink::drain()`; the puppet's `signal_cancel` is the completion's `cancel` |
@@ -19,8 +20,8 @@ use futures::future::FutureObj;
 use futures::task::{Spawn, SpawnError};
 use rs_api::{BoxSubscriber, Error, Publisher, Subscriber};
 use rs_impl::compat::{
-    from_async, from_stream, from_try_stream, sink_subscriber, AsyncSubscriber, Completion,
-    PublisherCompat,
+    from_async, from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, sink_subscriber,
+    AsyncSubscriber, Completion, PublisherCompat,
 };
 use rs_impl::source;
 use rs_tck::loom;
@@ -35,6 +36,7 @@ use rs_tck::suite::Suite;
 pub(crate) fn suites() -> Vec<Suite> {
     vec![
         publisher::verify("compat::from_stream", FromStream),
+        publisher::verify("compat::from_stream_fn", FromStreamFn),
         publisher::verify("source::push(0)", Push),
         publisher::verify("compat::to_stream → from_try_stream", RoundTrip),
         whitebox::verify("compat::sink_subscriber(drain)", Adapter::Sink),
@@ -101,6 +103,25 @@ impl PublisherVerification for FromStream {
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         let one = futures::stream::iter([Err::<u64, Error>(failed_error())]);
         Some(from_try_stream(one, Exec))
+    }
+}
+
+/// `compat::from_stream_fn`: a fresh `stream::iter(0..n)` per subscriber.
+#[derive(Debug, Clone, Copy)]
+struct FromStreamFn;
+
+impl PublisherVerification for FromStreamFn {
+    type Item = u64;
+
+    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+        from_stream_fn(move || futures::stream::iter(0..elements), Exec)
+    }
+
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        Some(from_try_stream_fn(
+            || futures::stream::iter([Err::<u64, Error>(failed_error())]),
+            Exec,
+        ))
     }
 }
 

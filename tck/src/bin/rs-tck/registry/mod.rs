@@ -9,7 +9,7 @@
 //! | [`sources`] | `source::range`, `source::from_iter`, `source::from_fn`, `source::from_pull`, `source::empty` | publisher |
 //! | [`subscribers`] | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)`, `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
-//! | [`compat`] | `compat::from_stream`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
+//! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
