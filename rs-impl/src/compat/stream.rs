@@ -145,11 +145,24 @@ impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
 ///   `None` forever ([`FusedStream`]).
 /// * **Waking:** the waker of the last `Pending` poll is woken when an element or a signal
 ///   arrives, from the publisher's thread, and only if the stream is parked: no polling loop,
-///   any executor.
+///   any executor. While requested elements are on their way, `poll_next` first watches the
+///   buffer for a bounded moment (a spin of 127 pause hints, a microsecond or two, never a
+///   yield) before it parks: a producer in the middle of a burst publishes its next element
+///   sooner than a park and a wake-up take, and a consumer faster than its producer would
+///   otherwise park once per element.
 /// * **Cancel on drop:** dropping the stream before the end cancels the subscription (from the
 ///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), and the buffered
 ///   elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
 ///   hence serial (rule 2.7).
+/// * **Rule 2.4, exactly:** the stream decides to request only while no terminal signal has
+///   arrived (one load of its state word per request, not per element), so it never *starts*
+///   a request after it has seen `on_complete` or `on_error`, even one still waiting in the
+///   buffer behind elements. A request started just before a concurrent `on_complete` on the
+///   publisher's thread (earlier in the state word's order) may still run, and reach the
+///   subscription, while or after `on_complete` runs; a publisher treats it as a no-op (rules
+///   1.6, 3.6). Closing that window would need `on_complete` to wait for the request in
+///   flight: that blocks the publisher's thread inside a signal, and deadlocks a publisher
+///   that signals while holding a lock its `request` takes, so the stream does not.
 ///
 /// # Examples
 ///
@@ -296,7 +309,8 @@ impl<T> Stream for PublisherStream<T> {
         loop {
             if let Some(s) = &this.subscription {
                 // Rule 2.4: no request once a terminal signal has arrived (it may be waiting
-                // in the buffer behind elements not consumed yet).
+                // in the buffer behind elements not consumed yet). See the contract for the
+                // one window left: a request begun before a concurrent terminal signal.
                 if let Some(n) = this.demand.due().filter(|_| this.outlet.ring().is_open()) {
                     s.request(n);
                 }

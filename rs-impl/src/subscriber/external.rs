@@ -28,6 +28,10 @@ use crate::loom::sync::{Arc, Mutex};
 /// * **Serial calls (2.7):** the requester's `request` and `cancel`, from any thread, are
 ///   serialised on the subscription (a lock held only for the call; the publisher may deliver
 ///   synchronously from inside it, which takes no lock here).
+/// * **Rule 2.4:** no request is started once a terminal signal has arrived; one begun just
+///   before a concurrent terminal signal may still reach the subscription after it, as a
+///   no-op for the publisher (the same window, for the same reason, as
+///   [`PublisherStream`](crate::compat::PublisherStream)'s).
 /// * **Signals:** every element as `Ok`, in order; `on_error` as one `Err` after them, then
 ///   the end; a publisher that sends more than requested yields
 ///   [`CompatError::Overflow`](crate::compat::CompatError::Overflow) and is cancelled.
