@@ -8,6 +8,7 @@
 //! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
+//! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
@@ -26,6 +27,7 @@
 
 pub mod compat;
 pub mod demand;
+pub mod island;
 pub mod loom;
 pub mod panics;
 pub mod processor;

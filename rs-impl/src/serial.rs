@@ -38,109 +38,15 @@
 //! pass of whichever call becomes the drainer is the one that runs, so all of them must do the
 //! same work). Everything rule-related is in that one pass.
 //!
+//! The example is `rs-impl/examples/repeat.rs` (`cargo run -p rs-impl --example repeat`); the
+//! TCK's runner registers it, so it passes the publisher verification and, in the loom build
+//! (`--cfg rs_loom`), every loom scenario. Its subscription handle is a std `Arc`, as every
+//! [`SubscriptionRef`](rs_api::SubscriptionRef) is, while everything inside the handle comes
+//! from the [loom facade](crate::loom). For a publisher that signals from a thread of its own
+//! instead, see `rs-impl/examples/thread_publisher.rs`.
+//!
 //! ```
-//! use std::panic::{catch_unwind, AssertUnwindSafe};
-//! use rs_api::{BoxSubscriber, Error, Publisher, PublisherExt, SpecViolation, Subscriber,
-//!              Subscription, SubscriptionRef};
-//! use rs_impl::demand::Demand;
-//! use rs_impl::loom::sync::{Arc, atomic::{AtomicBool, Ordering}};
-//! use rs_impl::serial::DrainLoop;
-//!
-//! pub struct Repeat { value: u32, count: u64 }
-//!
-//! struct State {
-//!     subscriber: Option<BoxSubscriber<u32>>, // None once terminated or cancelled (3.13)
-//!     emitted: u64,
-//! }
-//!
-//! struct RepeatSubscription {
-//!     value: u32,
-//!     count: u64,
-//!     demand: Demand,
-//!     cancelled: AtomicBool,
-//!     bad_request: AtomicBool,
-//!     drain: DrainLoop<State>,
-//! }
-//!
-//! impl RepeatSubscription {
-//!     /// The one pass. `first` is the handle to give `on_subscribe`; only `subscribe` passes
-//!     /// it, and its call is always the first drainer (nobody else has the handle yet).
-//!     fn run(&self, mut first: Option<SubscriptionRef>) {
-//!         self.drain.drain(|st| {
-//!             let Some(s) = st.subscriber.as_mut() else { return };
-//!             if let Some(handle) = first.take() {
-//!                 s.on_subscribe(handle); // 1.9: first; may request re-entrantly (3.2)
-//!             }
-//!             loop {
-//!                 if self.cancelled.load(Ordering::Acquire) {
-//!                     st.subscriber = None; // 3.13: drop the subscriber
-//!                     return;
-//!                 }
-//!                 let s = st.subscriber.as_mut().unwrap();
-//!                 if self.bad_request.load(Ordering::Acquire) {
-//!                     s.on_error(SpecViolation::NonPositiveRequest.into()); // 3.9
-//!                     st.subscriber = None;
-//!                     return;
-//!                 }
-//!                 if st.emitted == self.count {
-//!                     s.on_complete(); // 1.5
-//!                     st.subscriber = None; // 1.6
-//!                     return;
-//!                 }
-//!                 if self.demand.outstanding(st.emitted) == 0 {
-//!                     return; // 1.1: wait; the next request drains again
-//!                 }
-//!                 st.emitted += 1;
-//!                 // 2.13: a panicking subscriber is a cancelled subscriber.
-//!                 if catch_unwind(AssertUnwindSafe(|| s.on_next(self.value))).is_err() {
-//!                     self.cancelled.store(true, Ordering::Release);
-//!                 }
-//!             }
-//!         });
-//!     }
-//! }
-//!
-//! impl Subscription for RepeatSubscription {
-//!     fn request(&self, n: u64) {
-//!         if self.demand.request(n).is_err() {
-//!             self.bad_request.store(true, Ordering::Release);
-//!         }
-//!         self.run(None); // from inside on_next this only bumps the counter (3.3)
-//!     }
-//!     fn cancel(&self) {
-//!         self.cancelled.store(true, Ordering::Release);
-//!         self.run(None);
-//!     }
-//! }
-//!
-//! impl Publisher<u32> for Repeat {
-//!     fn subscribe(&self, subscriber: BoxSubscriber<u32>) {
-//!         let sub = Arc::new(RepeatSubscription {
-//!             value: self.value,
-//!             count: self.count,
-//!             demand: Demand::new(),
-//!             cancelled: AtomicBool::new(false),
-//!             bad_request: AtomicBool::new(false),
-//!             drain: DrainLoop::new(State { subscriber: Some(subscriber), emitted: 0 }),
-//!         });
-//!         sub.run(Some(sub.clone()));
-//!     }
-//! }
-//!
-//! // A subscriber that requests one element at a time, re-entrantly from on_next.
-//! struct OneByOne { sub: Option<SubscriptionRef>, got: std::sync::Arc<std::sync::Mutex<Vec<u32>>> }
-//! impl Subscriber<u32> for OneByOne {
-//!     fn on_subscribe(&mut self, s: SubscriptionRef) { s.request(1); self.sub = Some(s); }
-//!     fn on_next(&mut self, x: u32) {
-//!         self.got.lock().unwrap().push(x);
-//!         self.sub.as_ref().unwrap().request(1);
-//!     }
-//!     fn on_error(&mut self, e: Error) { panic!("{e}") }
-//!     fn on_complete(&mut self) { self.sub = None; }
-//! }
-//! let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-//! Repeat { value: 7, count: 5 }.subscribe_with(OneByOne { sub: None, got: got.clone() });
-//! assert_eq!(*got.lock().unwrap(), vec![7; 5]);
+#![doc = include_str!("../examples/repeat.rs")]
 //! ```
 //!
 //! [`Demand`]: crate::demand::Demand

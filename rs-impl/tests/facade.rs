@@ -83,7 +83,7 @@ fn mutex_condvar_arc_and_threads() {
             g = c.wait_timeout(g, std::time::Duration::from_millis(1)).0;
         }
         drop(g);
-        let handle: thread::JoinHandle<_> = other;
+        let handle: thread::JoinHandle<thread::ThreadId> = other;
         assert_ne!(handle.join().unwrap(), thread::current().id());
         assert!(m.try_lock().is_some());
         let d: Mutex<u32> = Mutex::default();
@@ -147,6 +147,79 @@ fn block_on_sleeps_until_woken_from_another_thread() {
 #[test]
 fn is_loom_says_which_build() {
     assert_eq!(rs_impl::loom::IS_LOOM, cfg!(rs_loom));
+}
+
+/// How many times `run` runs a small model (three threads, two atomic additions each), with
+/// the runs counted outside the model.
+fn executions(run: impl FnOnce(Box<dyn Fn() + Send + Sync>)) -> usize {
+    use std::sync::atomic::{AtomicUsize as StdCount, Ordering as StdOrdering};
+    let count = std::sync::Arc::new(StdCount::new(0));
+    let c = count.clone();
+    run(Box::new(move || {
+        c.fetch_add(1, StdOrdering::Relaxed);
+        let n = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let n = n.clone();
+                thread::spawn(move || {
+                    n.fetch_add(1, Ordering::AcqRel);
+                    n.fetch_add(1, Ordering::AcqRel);
+                })
+            })
+            .collect();
+        n.fetch_add(1, Ordering::AcqRel);
+        n.fetch_add(1, Ordering::AcqRel);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(n.load(Ordering::Acquire), 6);
+    }));
+    count.load(StdOrdering::Relaxed)
+}
+
+/// Issue #9: with `LOOM_MAX_PREEMPTIONS` unset, `model_with_preemption_bound` explores with its
+/// own bound (loom's default is none): counted in interleavings, the same as loom with that
+/// bound, and fewer than without one. The test reruns itself without the variable when
+/// `scripts/loom.sh` has set it.
+#[test]
+fn model_with_preemption_bound_applies_its_bound_when_the_variable_is_unset() {
+    const NAME: &str = "model_with_preemption_bound_applies_its_bound_when_the_variable_is_unset";
+    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_some() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([NAME, "--exact", "--test-threads=1"])
+            .env_remove("LOOM_MAX_PREEMPTIONS")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+        return;
+    }
+    let bounded =
+        |bound: usize| executions(|body| rs_impl::loom::model_with_preemption_bound(bound, body));
+    #[cfg(not(rs_loom))]
+    assert_eq!((bounded(1), bounded(2)), (1, 1)); // once, in the normal build
+    #[cfg(rs_loom)]
+    {
+        let loom_with = |bound: Option<usize>| {
+            executions(|body| {
+                let mut builder = loom::model::Builder::new();
+                builder.preemption_bound = bound;
+                builder.check(body);
+            })
+        };
+        let (one, two) = (bounded(1), bounded(2));
+        assert_eq!(one, loom_with(Some(1)));
+        assert_eq!(two, loom_with(Some(2)));
+        assert!(
+            one < two,
+            "{one} executions with bound 1, {two} with bound 2"
+        );
+        let unbounded = loom_with(None);
+        assert!(
+            two < unbounded,
+            "{two} executions with bound 2, {unbounded} without"
+        );
+    }
 }
 
 #[test]

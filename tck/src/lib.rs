@@ -68,9 +68,9 @@
 //! | [`instruments`] | `ManualSubscriber`, `Latch`, `Promise`, `Receptacle` |
 //! | [`outcome`] | passed / failed / skipped / untested, and how a test body stops |
 //! | [`suite`] | test tables (`TestSpec`) bound to an implementation (`Suite`) |
-//! | [`publisher`] | the publisher verification: hooks, the 38 checks, the JVM name table |
+//! | [`publisher`] | the publisher verification: hooks, the 40 checks (the JVM's 38 and two of ours), the JVM name table |
 //! | [`subscriber`] | the subscriber whitebox (27) and blackbox (26) verifications, `ManualPublisher`, the whitebox probe and puppet |
-//! | [`processor`] | the identity-processor verification: 38 publisher + 27 whitebox checks through the processor, plus its own 3 |
+//! | [`processor`] | the identity-processor verification: 40 publisher + 27 whitebox checks through the processor, plus its own 3 |
 //! | [`loom`](mod@loom) | the loom mode: the concurrency-rule scenarios under `loom::model`, as suites over the same verifications (run with `RUSTFLAGS="--cfg rs_loom"`) |
 //! | [`harness`] | the `cargo test` harness (libtest-mimic), child-process isolation, and [`tck_main!`] |
 //! | [`runner`] | parallel execution with progress, and the command line of a runner binary |

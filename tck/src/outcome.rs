@@ -128,7 +128,8 @@ impl Stop {
         }
     }
 
-    /// Prefixes a failure's message with `context` (skips and untested stay as they are).
+    /// Prefixes a failure's message with `context` (skips and untested stay as they are), unless
+    /// the message already opens with it (no `rule 3.7: rule 3.7: …`).
     ///
     /// # Examples
     ///
@@ -136,9 +137,12 @@ impl Stop {
     /// use rs_tck::outcome::Stop;
     /// let s = Stop::failed("cancel panicked").context("rule 3.7");
     /// assert_eq!(s.message(), "rule 3.7: cancel panicked");
+    /// let s = Stop::failed("rule 3.7: cancel panicked").context("rule 3.7");
+    /// assert_eq!(s.message(), "rule 3.7: cancel panicked");
     /// ```
     pub fn context(self, context: &str) -> Self {
         match self {
+            Stop::Failed(m) if m.starts_with(context) => Stop::Failed(m),
             Stop::Failed(m) => Stop::Failed(format!("{context}: {m}")),
             other => other,
         }

@@ -45,7 +45,7 @@
 //! }
 //! let suites = vec![rs_tck::publisher::verify("range", Range)];
 //! let records = run(&suites, &RunOptions { threads: 4, progress: false });
-//! assert_eq!(records.len(), 38);
+//! assert_eq!(records.len(), 40);
 //! assert!(records.iter().all(|r| r.outcome != rs_tck::outcome::Outcome::Failed));
 //! ```
 

@@ -3,8 +3,8 @@
 //! test's result stays intact (the shape the loom mode relies on).
 //!
 //! The test runs this binary again with [`INNER`] set; that inner run is the harness over
-//! [`suite`] (a pass, a failure, an abort, a panic, another pass), and the test reads its
-//! report.
+//! [`suite`] (a pass, a failure, an abort, a panic, another pass, a failure that names its
+//! rule), and the test reads its report.
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
@@ -35,6 +35,10 @@ fn panics(_: &(), _: &TestEnvironment) -> TestResult {
     panic!("on purpose: the panic's message")
 }
 
+fn fails_naming_its_rule(_: &(), _: &TestEnvironment) -> TestResult {
+    Err(Stop::failed("rule 9.4: the rule found broken, named once"))
+}
+
 /// The suite of the inner run.
 fn suite() -> Suite {
     let specs = vec![
@@ -48,6 +52,7 @@ fn suite() -> Suite {
         TestSpec::new("c_aborts", "", "9.2", aborts),
         TestSpec::new("d_panics", "", "9.3", panics),
         TestSpec::new("e_passes", "", "", passes),
+        TestSpec::new("f_fails_naming_its_rule", "", "9.4", fails_naming_its_rule),
     ];
     Suite::new("harness", "self_test", Timeouts::default(), (), specs).isolated()
 }
@@ -86,7 +91,7 @@ fn isolation_reports_an_abort_and_keeps_the_others() -> Result<(), libtest_mimic
         line("e_passes").ends_with("ok"),
         "e_passes, after the abort, must pass",
     )?;
-    for name in ["b_fails", "c_aborts", "d_panics"] {
+    for name in ["b_fails", "c_aborts", "d_panics", "f_fails_naming_its_rule"] {
         expect(line(name).ends_with("FAILED"), &format!("{name} must fail"))?;
     }
     expect(
@@ -103,8 +108,13 @@ fn isolation_reports_an_abort_and_keeps_the_others() -> Result<(), libtest_mimic
         "the panic's message",
     )?;
     expect(
-        text.contains("2 passed; 3 failed"),
-        "the totals: 2 passed, 3 failed",
+        text.contains("rule 9.4: the rule found broken, named once")
+            && !text.contains("rule 9.4: rule 9.4"),
+        "a failure that names its rule, without the prefix repeated (issue #9 item 10)",
+    )?;
+    expect(
+        text.contains("2 passed; 4 failed"),
+        "the totals: 2 passed, 4 failed",
     )?;
     Ok(())
 }

@@ -8,7 +8,12 @@
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
-use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef};
+use rs_api::{
+    BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
+};
+use rs_impl::demand::Demand;
+use rs_impl::loom::sync::atomic::{AtomicBool, Ordering};
+use rs_impl::loom::sync::{Condvar, Mutex};
 use rs_tck::outcome::Outcome;
 use rs_tck::publisher::PublisherVerification;
 use rs_tck::subscriber::SubscriberBlackboxVerification;
@@ -101,5 +106,282 @@ fn spec205_scenario_should_fail_by_keeping_the_second_subscription() {
         rs_tck::loom::verify_subscriber("broken", BrokenKeepsSecond),
         "required_spec205_racing_on_subscribe",
         "rule 2.5",
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// A publisher that signals from a thread of its own (issue #9): correct with every knob off,
+// and its broken twins.
+
+/// What to break in [`OwnThread`].
+#[derive(Debug, Clone, Copy, Default)]
+struct OwnThreadKnobs {
+    /// 3.6: the thread reads the cancelled flag *before* the demand, so it can see a request
+    /// made after cancel (new demand) next to a stale "not cancelled".
+    cancel_read_before_demand: bool,
+    /// 3.13: the thread keeps the subscriber (in the subscription, a reference cycle) instead
+    /// of dropping it when the stream ends or is cancelled.
+    keep_subscriber: bool,
+    /// 3.8: `request` wakes the thread without recording that it did, so a request made while
+    /// the thread is busy is lost.
+    wake_without_flag: bool,
+}
+
+/// Publishes `0..n` from a thread per subscription, on the loom facade: `request` and `cancel`
+/// record and wake the thread, which makes every signal and drops the subscriber at the end.
+struct OwnThread {
+    n: u64,
+    knobs: OwnThreadKnobs,
+}
+
+struct Control {
+    knobs: OwnThreadKnobs,
+    demand: Demand,
+    cancelled: AtomicBool,
+    bad_request: AtomicBool,
+    woken: Mutex<bool>,
+    wake: Condvar,
+    /// Where the `keep_subscriber` knob keeps it.
+    kept: Mutex<Option<BoxSubscriber<u64>>>,
+}
+
+impl Control {
+    fn notify(&self) {
+        if !self.knobs.wake_without_flag {
+            *self.woken.lock() = true;
+        }
+        self.wake.notify_one();
+    }
+
+    fn wait(&self) {
+        let mut woken = self.woken.lock();
+        while !*woken {
+            woken = self.wake.wait(woken);
+        }
+        *woken = false;
+    }
+}
+
+impl Subscription for Control {
+    fn request(&self, n: u64) {
+        if self.demand.request(n).is_err() {
+            self.bad_request.store(true, Ordering::Release);
+        }
+        self.notify();
+    }
+
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.notify();
+    }
+}
+
+impl Publisher<u64> for OwnThread {
+    fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+        let (n, knobs) = (self.n, self.knobs);
+        let control = std::sync::Arc::new(Control {
+            knobs,
+            demand: Demand::new(),
+            cancelled: AtomicBool::new(false),
+            bad_request: AtomicBool::new(false),
+            woken: Mutex::new(false),
+            wake: Condvar::new(),
+            kept: Mutex::new(None),
+        });
+        rs_impl::loom::thread::spawn(move || {
+            subscriber.on_subscribe(control.clone());
+            let mut emitted = 0;
+            loop {
+                let cancelled_first = knobs
+                    .cancel_read_before_demand
+                    .then(|| control.cancelled.load(Ordering::Acquire));
+                let outstanding = control.demand.outstanding(emitted);
+                let bad_request = control.bad_request.load(Ordering::Acquire);
+                let cancelled =
+                    cancelled_first.unwrap_or_else(|| control.cancelled.load(Ordering::Acquire));
+                if cancelled {
+                    break;
+                }
+                if bad_request {
+                    subscriber.on_error(SpecViolation::NonPositiveRequest.into());
+                    break;
+                }
+                if emitted == n {
+                    subscriber.on_complete();
+                    break;
+                }
+                if outstanding == 0 {
+                    control.wait();
+                    continue;
+                }
+                subscriber.on_next(emitted);
+                emitted += 1;
+            }
+            if knobs.keep_subscriber {
+                *control.kept.lock() = Some(subscriber);
+            }
+        });
+    }
+}
+
+impl PublisherVerification for OwnThreadKnobs {
+    type Item = u64;
+
+    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+        OwnThread {
+            n: elements,
+            knobs: *self,
+        }
+    }
+}
+
+/// The correct publisher that signals (and drops its subscriber) from a thread of its own
+/// passes every scenario: before issue #9 the probe recorded its drop before it released the
+/// token that the 3.13 check watches, and every scenario failed it.
+#[test]
+fn a_publisher_on_its_own_thread_passes_every_scenario() {
+    let suite = rs_tck::loom::verify_publisher("own thread", OwnThreadKnobs::default());
+    assert_eq!(suite.tests.len(), 5);
+    for t in &suite.tests {
+        let o = t.run();
+        assert_eq!(o.outcome, Outcome::Passed, "{}: {}", t.name, o.detail);
+    }
+}
+
+#[test]
+fn spec312_scenario_should_fail_by_keeping_the_subscriber_on_its_own_thread() {
+    assert_rejected(
+        "spec312_scenario_should_fail_by_keeping_the_subscriber_on_its_own_thread",
+        rs_tck::loom::verify_publisher(
+            "broken",
+            OwnThreadKnobs {
+                keep_subscriber: true,
+                ..OwnThreadKnobs::default()
+            },
+        ),
+        "required_spec312_cancel_racing_emission",
+        "rule 3.13: the publisher never dropped the subscriber",
+    );
+}
+
+#[test]
+fn spec312_scenario_should_fail_by_reading_the_cancel_flag_before_the_demand() {
+    assert_rejected(
+        "spec312_scenario_should_fail_by_reading_the_cancel_flag_before_the_demand",
+        rs_tck::loom::verify_publisher(
+            "broken",
+            OwnThreadKnobs {
+                cancel_read_before_demand: true,
+                ..OwnThreadKnobs::default()
+            },
+        ),
+        "required_spec312_cancel_racing_emission",
+        "rule 3.6: on_next #3, but only 2 elements were requested before cancel",
+    );
+}
+
+#[test]
+fn spec103_scenario_should_fail_by_losing_a_wake_up_on_its_own_thread() {
+    assert_rejected(
+        "spec103_scenario_should_fail_by_losing_a_wake_up_on_its_own_thread",
+        rs_tck::loom::verify_publisher(
+            "broken",
+            OwnThreadKnobs {
+                wake_without_flag: true,
+                ..OwnThreadKnobs::default()
+            },
+        ),
+        "required_spec103_concurrent_request_vs_emission",
+        "rule 3.8: only some of the 3 elements requested arrived",
+    );
+}
+
+// ------------------------------------------------------------------------------------------
+// Rule 2.5 on two clones of one subscriber (issue #9): a check that is a load and a separate
+// store lets both subscriptions through; a compare-exchange keeps exactly one.
+
+/// A cloneable subscriber whose clones share one "subscribed" flag.
+#[derive(Clone)]
+struct SharedFlag {
+    subscribed: rs_impl::loom::sync::Arc<AtomicBool>,
+    /// BUG when set: the check and the set are two steps.
+    load_then_store: bool,
+}
+
+impl Subscriber<u64> for SharedFlag {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        let first = if self.load_then_store {
+            let taken = self.subscribed.load(Ordering::Acquire);
+            self.subscribed.store(true, Ordering::Release);
+            !taken
+        } else {
+            self.subscribed
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        };
+        if first {
+            subscription.request(1);
+        } else {
+            subscription.cancel(); // 2.5
+        }
+    }
+    fn on_next(&mut self, _item: u64) {}
+    fn on_error(&mut self, _error: Error) {}
+    fn on_complete(&mut self) {}
+}
+
+struct Cloneable {
+    load_then_store: bool,
+}
+
+impl Cloneable {
+    fn subscriber(&self) -> SharedFlag {
+        SharedFlag {
+            subscribed: rs_impl::loom::sync::Arc::new(AtomicBool::new(false)),
+            load_then_store: self.load_then_store,
+        }
+    }
+}
+
+impl SubscriberBlackboxVerification for Cloneable {
+    type Item = u64;
+
+    fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
+        self.subscriber()
+    }
+
+    fn create_element(&self, element: u64) -> u64 {
+        element
+    }
+
+    fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<u64> + Clone + 'static> {
+        Some(self.subscriber())
+    }
+}
+
+#[test]
+fn spec205_scenario_passes_a_compare_exchange_on_two_clones() {
+    let suite = rs_tck::loom::verify_subscriber(
+        "cloneable",
+        Cloneable {
+            load_then_store: false,
+        },
+    );
+    let o = suite.tests[0].run();
+    assert_eq!(o.outcome, Outcome::Passed, "{}", o.detail);
+}
+
+#[test]
+fn spec205_scenario_should_fail_by_a_load_then_a_store_on_two_clones() {
+    assert_rejected(
+        "spec205_scenario_should_fail_by_a_load_then_a_store_on_two_clones",
+        rs_tck::loom::verify_subscriber(
+            "broken",
+            Cloneable {
+                load_then_store: true,
+            },
+        ),
+        "required_spec205_racing_on_subscribe",
+        "rule 2.5: 2 subscriptions kept",
     );
 }

@@ -2,7 +2,7 @@
 //!
 //! 1. The correct configuration of the test processor (`rs_impl`'s `IdentityProcessor` behind
 //!    knob-free interceptors) passes every check that can fail.
-//! 2. For **every** one of the 68 checks that can fail, at least one deliberately broken
+//! 2. For **every** one of the 70 checks that can fail, at least one deliberately broken
 //!    processor (`…_should_fail_by_…`, built from `support/broken_processor.rs`, whose knobs are
 //!    the broken publisher's downstream, the broken subscriber's upstream, and a few of its
 //!    own) makes exactly that check fail (or, for an optional check, be skipped as unmet) with a
@@ -86,7 +86,7 @@ macro_rules! should_fail {
 }
 
 should_fail! {
-    // ---- the 38 publisher tests, through the processor (downstream faults) ----
+    // ---- the 40 publisher tests, through the processor (downstream faults) ----
     p_create_publisher1_should_fail_by_duplicating_an_element:
         required_create_publisher1_must_produce_a_stream_of_exactly1_element, Fail, pubk(|k| k.len_offset = 1), ["exactly 1 element"];
     p_create_publisher3_should_fail_by_dropping_an_element:
@@ -121,16 +121,20 @@ should_fail! {
         untested_spec109_subscribe_should_not_throw_non_fatal_throwable, Fail, pubk(|k| k.panic_in_subscribe = true), ["rule 1.9", "panicked"];
     p_spec109_rejection_should_fail_by_on_error_before_on_subscribe:
         required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe, Fail, failedk(|k| k.terminal_before_on_subscribe = true), ["rule 1.9", "before on_error"];
+    // A processor declares any number of subscribers by default (max_supported_subscribers):
+    // its 1.11 checks are required.
     p_spec111_multi_subscribe_should_fail_by_rejecting_the_second_subscriber:
-        optional_spec111_may_support_multi_subscribe, Unmet, pubk(|k| k.unicast = true), ["rule 1.11", "on_error"];
+        optional_spec111_may_support_multi_subscribe, Fail, pubk(|k| k.unicast = true), ["rule 1.11", "on_error", "required"];
     p_spec111_registered_should_fail_by_rejecting_the_second_subscriber:
-        optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, Unmet, pubk(|k| k.unicast = true), ["rule 1.11", "on_error"];
+        optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, Fail, pubk(|k| k.unicast = true), ["rule 1.11", "on_error", "required"];
     p_spec111_one_by_one_should_fail_by_rejecting_the_second_subscriber:
-        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, Unmet, pubk(|k| k.unicast = true), ["rule 1.11", "on_error"];
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, Fail, pubk(|k| k.unicast = true), ["rule 1.11", "on_error", "required"];
     p_spec111_many_upfront_should_fail_by_a_different_sequence_per_subscriber:
-        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, Unmet, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received"];
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, Fail, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received", "required"];
     p_spec111_many_upfront_complete_should_fail_by_a_different_sequence_per_subscriber:
-        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Unmet, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received"];
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Fail, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received", "required"];
+    p_spec111_keep_receiving_should_fail_by_dropping_the_earlier_subscriber:
+        optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, Fail, pubk(|k| k.drop_earlier_subscriber_on_join = true), ["rule 1.11", "subscriber 1 must keep receiving", "required"];
     p_spec302_should_fail_by_panicking_on_a_reentrant_request:
         required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, Fail, pubk(|k| k.reentrant_request_panics = true), ["rule 3.2", "re-entrant request"];
     p_spec303_should_fail_by_recursing_without_a_trampoline:
@@ -147,6 +151,8 @@ should_fail! {
         optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message, Unmet, pubk(|k| k.zero_request_message = Some("bad demand")), ["rule 3.9", "bad demand"];
     p_spec312_should_fail_by_flushing_on_cancel:
         required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, Fail, pubk(|k| k.flush_on_cancel = true), ["rule 3.12"];
+    p_spec312_unbounded_should_fail_by_ignoring_cancel_under_unbounded_demand:
+        required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling, Fail, pubk(|k| k.ignore_cancel_under_unbounded_demand = true), ["rule 3.12", "kept signalling"];
     p_spec313_should_fail_by_keeping_the_subscriber_after_cancel:
         required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, Fail, pubk(|k| k.keep_subscriber_after_cancel = true), ["rule 3.13", "still holds the subscriber"];
     p_spec317_should_fail_by_erroring_on_large_demand:
@@ -213,22 +219,14 @@ should_fail! {
         required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, Fail, BrokenIdentity { coordinated: false, ..Default::default() }, ["does_coordinated_emission"];
 }
 
-/// Optional checks that `IdentityProcessor` (coordinated emission) does not meet: one
-/// subscriber requesting alone gets nothing until the others request. Reported as skipped
-/// (unmet, with the reason), never as failed.
-const UNMET_BY_COORDINATED_EMISSION: &[&str] = &[
-    "optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals",
-    "optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one",
-];
-
 #[test]
 fn every_check_has_a_should_fail_case() {
     let suite = processor::verify("broken", BrokenIdentity::default());
-    assert_eq!(suite.tests.len(), 68);
+    assert_eq!(suite.tests.len(), 70);
     let names: Vec<&str> = suite.tests.iter().map(|t| t.name).collect();
     let cannot_fail = support::cannot_fail::processor();
     assert_coverage(&names, CASES, &cannot_fail);
-    assert!(CASES.len() >= 68 - cannot_fail.len());
+    assert!(CASES.len() >= 70 - cannot_fail.len());
 }
 
 #[test]
@@ -245,12 +243,28 @@ fn the_test_processor_without_knobs_passes_every_check() {
     let cannot_fail = support::cannot_fail::processor();
     let others = not_passed(&processor::verify("correct", BrokenIdentity::default()));
     for (name, o) in &others {
-        assert!(
-            cannot_fail.contains(&name.as_str())
-                || UNMET_BY_COORDINATED_EMISSION.contains(&name.as_str()),
-            "{name}: {o:?}"
-        );
+        // Coordinated emission (IdentityProcessor's) included: the 1.11 checks let every
+        // subscriber request before they wait.
+        assert!(cannot_fail.contains(&name.as_str()), "{name}: {o:?}");
         assert_ne!(o.outcome, Outcome::Failed, "{name}: {o:?}");
         assert!(!o.detail.is_empty());
+    }
+}
+
+/// A processor that declares one subscriber at most has its 1.11 checks skipped as not
+/// applicable (and the processor's own two-subscriber check too), not failed.
+#[test]
+fn a_unicast_declaration_skips_the_multicast_checks() {
+    let v = BrokenIdentity {
+        max_subscribers: 1,
+        ..pubk(|k| k.unicast = true)
+    };
+    let suite = processor::verify("unicast", v);
+    let multicast: Vec<_> = suite.tests.iter().filter(|t| t.rule == "1.11").collect();
+    assert_eq!(multicast.len(), 6);
+    for t in multicast {
+        let o = t.run();
+        assert_eq!(o.outcome, Outcome::Skipped, "{}: {o:?}", t.name);
+        assert!(o.detail.contains("declares at most 1"), "{}: {o:?}", t.name);
     }
 }

@@ -163,6 +163,39 @@ should_fail! {
         optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Unmet,
         Broken::publisher(knobs(|k| k.unicast = true)),
         ["rule 1.11", "on_error"];
+    // Declared multicast (max_supported_subscribers): the same faults fail the 1.11 checks.
+    spec111_multi_subscribe_declared_should_fail_by_rejecting_the_second_subscriber:
+        optional_spec111_may_support_multi_subscribe, Fail,
+        Broken::publisher(knobs(|k| k.unicast = true)).multicast(),
+        ["rule 1.11", "on_error", "required: the verification declares multiple subscribers"];
+    spec111_registered_declared_should_fail_by_rejecting_the_second_subscriber:
+        optional_spec111_registered_subscribers_must_receive_on_next_or_on_complete_signals, Fail,
+        Broken::publisher(knobs(|k| k.unicast = true)).multicast(),
+        ["rule 1.11", "on_error", "required"];
+    spec111_one_by_one_declared_should_fail_by_a_different_sequence_per_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one, Fail,
+        Broken::publisher(knobs(|k| k.per_subscriber_sequence = true)).multicast(),
+        ["rule 1.11", "subscriber 2 received", "required"];
+    spec111_many_upfront_declared_should_fail_by_a_different_sequence_per_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront, Fail,
+        Broken::publisher(knobs(|k| k.per_subscriber_sequence = true)).multicast(),
+        ["rule 1.11", "subscriber 2 received", "required"];
+    spec111_many_upfront_complete_declared_should_fail_by_rejecting_the_second_subscriber:
+        optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Fail,
+        Broken::publisher(knobs(|k| k.unicast = true)).multicast(),
+        ["rule 1.11", "on_error", "required"];
+    spec111_keep_receiving_should_fail_by_dropping_the_earlier_subscriber:
+        optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, Unmet,
+        Broken::publisher(knobs(|k| k.drop_earlier_subscriber_on_join = true)),
+        ["rule 1.11", "subscriber 1 must keep receiving"];
+    spec111_keep_receiving_declared_should_fail_by_dropping_the_earlier_subscriber:
+        optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, Fail,
+        Broken::publisher(knobs(|k| k.drop_earlier_subscriber_on_join = true)).multicast(),
+        ["rule 1.11", "subscriber 1 must keep receiving", "no element within", "required"];
+    spec111_keep_receiving_declared_should_fail_by_dropping_the_earlier_subscriber_on_its_own_thread:
+        optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, Fail,
+        Broken::publisher(knobs(|k| { k.drop_earlier_subscriber_on_join = true; k.own_thread = true; })).multicast(),
+        ["rule 1.11", "subscriber 1 must keep receiving", "required"];
     spec302_should_fail_by_panicking_on_a_reentrant_request:
         required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, Fail,
         Broken::publisher(knobs(|k| k.reentrant_request_panics = true)),
@@ -171,6 +204,10 @@ should_fail! {
         required_spec303_must_not_allow_unbounded_recursion, Fail,
         Broken::publisher(knobs(|k| k.reentrant_request_panics = true)),
         ["rule 3.3", "re-entrant request"];
+    spec303_should_fail_by_never_calling_on_subscribe_from_its_own_thread:
+        required_spec303_must_not_allow_unbounded_recursion, Fail,
+        Broken::publisher(knobs(|k| { k.skip_on_subscribe = true; k.own_thread = true; })),
+        ["rule 3.3", "rule 1.9", "did not call on_subscribe"];
     spec306_should_fail_by_ignoring_cancel:
         required_spec306_after_subscription_is_cancelled_request_must_be_nops, Fail,
         Broken::publisher(knobs(|k| k.ignore_cancel = true)),
@@ -199,6 +236,14 @@ should_fail! {
         required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, Fail,
         Broken::publisher(knobs(|k| k.flush_on_cancel = true)),
         ["rule 3.12", "more than the 15 requested"];
+    spec312_unbounded_should_fail_by_ignoring_cancel_under_unbounded_demand:
+        required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling, Fail,
+        Broken::publisher(knobs(|k| k.ignore_cancel_under_unbounded_demand = true)),
+        ["rule 3.12", "request(UNBOUNDED)", "kept signalling", "more than 1024 elements after cancel"];
+    spec312_unbounded_should_fail_by_ignoring_cancel_under_unbounded_demand_on_its_own_thread:
+        required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling, Fail,
+        Broken::publisher(knobs(|k| { k.ignore_cancel_under_unbounded_demand = true; k.own_thread = true; })),
+        ["rule 3.12", "kept signalling"];
     spec313_should_fail_by_keeping_the_subscriber_after_cancel:
         required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, Fail,
         Broken::publisher(knobs(|k| k.keep_subscriber_after_cancel = true)),
@@ -219,19 +264,27 @@ should_fail! {
         required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, Fail,
         Broken::publisher(knobs(|k| k.error_on_demand_above = Some(i64::MAX as u64))),
         ["rule 3.17", "unexpected on_error"];
+    spec317_overflow_should_fail_by_wrapping_demand:
+        required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, Fail,
+        Broken::publisher(knobs(|k| k.signed_wrapping_demand = true)),
+        ["rule 3.17", "the elements stopped", "2 of the 11"];
+    spec317_overflow_should_fail_by_wrapping_demand_on_its_own_thread:
+        required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, Fail,
+        Broken::publisher(knobs(|k| { k.signed_wrapping_demand = true; k.own_thread = true; })),
+        ["rule 3.17", "the elements stopped"];
 }
 
 #[test]
 fn every_check_has_a_should_fail_case() {
     let specs = publisher::specs::<Broken>();
-    assert_eq!(specs.len(), 38);
+    assert_eq!(specs.len(), 40);
     let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
     assert_coverage(&names, CASES, CANNOT_FAIL);
     let required_and_optional = specs
         .iter()
         .filter(|s| matches!(s.kind(), Kind::Required | Kind::Optional))
         .count();
-    assert_eq!(required_and_optional, 30);
+    assert_eq!(required_and_optional, 32);
     assert!(
         CASES.len() >= required_and_optional,
         "{} should-fail cases, fewer than the {required_and_optional} required and optional \
@@ -267,6 +320,49 @@ fn the_test_publisher_without_knobs_passes_every_check() {
     assert_eq!(names, CANNOT_FAIL, "{others:#?}");
 }
 
+/// Issue #9: the same correct publisher, signalling from a thread of its own (`on_subscribe`
+/// included), passes every check that can fail, also with multiple subscribers declared (the
+/// 1.11 checks required).
+#[test]
+fn the_test_publisher_on_its_own_thread_passes_every_check() {
+    for v in [Broken::own_thread(), Broken::own_thread().multicast()] {
+        let others = not_passed(&publisher::verify("own thread", v));
+        let names: Vec<&str> = others.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, CANNOT_FAIL, "{others:#?}");
+    }
+}
+
+/// With multiple subscribers declared, the 1.11 checks are required ones, and the correct
+/// publisher passes them; declared unicast, they are skipped as not applicable.
+#[test]
+fn a_multicast_declaration_makes_the_1_11_checks_required() {
+    let suite = publisher::verify("multicast", Broken::correct().multicast());
+    let multicast: Vec<_> = suite.tests.iter().filter(|t| t.rule == "1.11").collect();
+    assert_eq!(multicast.len(), 6);
+    for t in &multicast {
+        assert_eq!(t.kind, Kind::Required, "{}", t.name);
+        assert_eq!(t.run().outcome, Outcome::Passed, "{}", t.name);
+    }
+    let undeclared = publisher::verify("undeclared", Broken::correct());
+    assert!(undeclared
+        .tests
+        .iter()
+        .filter(|t| t.rule == "1.11")
+        .all(|t| t.kind == Kind::Optional));
+    let unicast = publisher::verify(
+        "unicast",
+        Broken {
+            subscribers: rs_tck::publisher::SupportedSubscribers::AtMost(1),
+            ..Broken::publisher(knobs(|k| k.unicast = true))
+        },
+    );
+    for t in unicast.tests.iter().filter(|t| t.rule == "1.11") {
+        let o = t.run();
+        assert_eq!(o.outcome, Outcome::Skipped, "{}: {o:?}", t.name);
+        assert!(o.detail.contains("declares at most 1"), "{}: {o:?}", t.name);
+    }
+}
+
 #[test]
 fn the_built_in_publishers_pass() {
     let records = rs_tck::runner::run(
@@ -276,7 +372,7 @@ fn the_built_in_publishers_pass() {
             progress: false,
         },
     );
-    assert!(records.len() >= 5 * 38);
+    assert!(records.len() >= 5 * 40);
     for r in &records {
         assert_ne!(r.outcome, Outcome::Failed, "{r:#?}");
         if r.outcome == Outcome::Untested && r.verification == "publisher" {

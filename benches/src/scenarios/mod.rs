@@ -3,6 +3,7 @@
 //! | module | scenario id | what it measures |
 //! |---|---|---|
 //! | [`source`] | `source` | a cold source drained into a subscriber on one thread, per element |
+//! | [`interpreter`] | `interpreter` | seed 002's InterpreterBenchmark: k identity stages in one island, against separate publisher/subscriber pairs and a futures::stream chain |
 //! | [`pipeline`] | `pipeline` | a producer thread handing `u64`s to a consumer thread |
 //! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
@@ -14,6 +15,7 @@
 use crate::scenario::Scenario;
 
 pub mod compat;
+pub mod interpreter;
 pub mod pipeline;
 pub mod processor;
 pub mod source;
@@ -32,6 +34,7 @@ pub fn all() -> Vec<Scenario> {
         source::scenario(),
         pipeline::scenario(),
         processor::scenario(),
+        interpreter::scenario(),
         compat::to_stream_scenario(),
         compat::from_stream_scenario(),
     ]

@@ -107,7 +107,7 @@ pub mod cell {
 
 /// Threads (loom's).
 pub mod thread {
-    pub use loom::thread::{current, panicking, spawn, yield_now, JoinHandle};
+    pub use loom::thread::{current, panicking, spawn, yield_now, JoinHandle, ThreadId};
 }
 
 /// Spin-loop hints (loom's: they yield to the model's scheduler).
@@ -128,4 +128,27 @@ where
     F: Fn() + Sync + Send + 'static,
 {
     loom::model(f)
+}
+
+/// Runs `f` under loom with at most `LOOM_MAX_PREEMPTIONS` preemptions per interleaving, or
+/// `default_bound` when that variable is unset (loom's own default is no bound, which makes a
+/// model with a few threads run for many minutes). The other `LOOM_*` variables apply as in
+/// [`model`]. `LOOM_LOG` prints its trace only when `LOOM_MAX_PREEMPTIONS` is set as well
+/// (then this is [`model`], which installs the trace's writer).
+pub fn model_with_preemption_bound<F>(default_bound: usize, f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    if std::env::var_os("LOOM_MAX_PREEMPTIONS").is_some() {
+        return loom::model(f);
+    }
+    if std::env::var_os("LOOM_LOG").is_some() {
+        eprintln!(
+            "rs_impl::loom: LOOM_LOG prints its trace only with LOOM_MAX_PREEMPTIONS set as \
+             well (for example LOOM_MAX_PREEMPTIONS={default_bound}); running without the trace"
+        );
+    }
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(default_bound);
+    builder.check(f);
 }

@@ -268,7 +268,7 @@ pub mod cell {
 
 /// Threads (std's).
 pub mod thread {
-    pub use std::thread::{current, panicking, yield_now, JoinHandle};
+    pub use std::thread::{current, panicking, yield_now, JoinHandle, ThreadId};
 
     /// Spawns a thread (`std::thread::spawn`, through the facade).
     pub fn spawn<F, T>(f: F) -> JoinHandle<T>
@@ -297,5 +297,15 @@ pub fn model<F>(f: F)
 where
     F: Fn() + Sync + Send + 'static,
 {
+    f()
+}
+
+/// Runs `f` once. In the loom build this runs it under every interleaving with at most
+/// `LOOM_MAX_PREEMPTIONS` preemptions, or `default_bound` when that variable is unset.
+pub fn model_with_preemption_bound<F>(default_bound: usize, f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let _ = default_bound;
     f()
 }

@@ -19,6 +19,8 @@
 //! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
+//! | `island.rs` | a request racing the island's park; cancel racing completion; cancel of a parked island (twins: a blind park, a silent post, a queued flag cleared with a store — the lost cancel this model found) | 3.4, 1.1, no lost wake-up, 1.7, 1.8, 3.5–3.7, 3.13 |
+//! | `island.rs` | the island input side's replenishing request racing the upstream's completion on another thread (twin: no wait, no check) | 2.4, 1.1, 1.5 |
 //! | `push.rs` | the push source: a producer blocked for want of demand racing requests from another thread, its offers racing their drains (the inbox) | no lost wake-up, 1.1, 1.3, every element once in order |
 //! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
 #![cfg(rs_loom)]
@@ -31,6 +33,7 @@ mod cancel;
 mod demand;
 mod drain;
 mod handoff;
+mod island;
 mod on_subscribe;
 mod probe;
 mod push;

@@ -3,8 +3,11 @@
 //! The JVM TCK samples rule 1.3 over 100 runs and cannot observe happens-before at all; it
 //! never checks cancel racing emission, terminal signals racing an element in flight, or two
 //! `on_subscribe` calls racing (spec rules §5). These scenarios run those races inside
-//! [`rs_impl::loom::model`], which — in a build with `RUSTFLAGS="--cfg rs_loom"` — explores every
-//! interleaving of the threads involved (up to `LOOM_MAX_PREEMPTIONS` preemptions).
+//! a loom model, which — in a build with `RUSTFLAGS="--cfg rs_loom"` — explores every
+//! interleaving of the threads involved with at most [`DEFAULT_PREEMPTION_BOUND`] (2)
+//! preemptions each, or `LOOM_MAX_PREEMPTIONS` when that is set. The scenarios set the bound
+//! themselves: loom's own default is no bound, under which a scenario with a publisher thread
+//! runs for many minutes. The other `LOOM_*` variables apply as loom documents them.
 //!
 //! # The same factory as the ordinary verifications
 //!
@@ -15,7 +18,7 @@
 //! |---|---|---|---|
 //! | [`verify_publisher`] | a [`PublisherVerification`] | `loom_publisher` | the five publisher scenarios |
 //! | [`verify_subscriber`] | a [`SubscriberBlackboxVerification`] | `loom_subscriber` | the 2.5 scenario |
-//! | [`verify_processor`] | an [`IdentityProcessorVerification`] | `loom_processor` | the five publisher scenarios on the processor fed by a helper publisher (a buffer of [`PROCESSOR_BUFFER_SIZE`], so it refills within the scenario), and the 2.5 scenario on the processor as a subscriber |
+//! | [`verify_processor`] | an [`IdentityProcessorVerification`] | `loom_processor` | the five publisher scenarios on the processor fed by a helper publisher (a buffer of [`PROCESSOR_BUFFER_SIZE`], so it refills within the scenario), and the 2.5 scenario on the processor as a subscriber (on two clones of it) |
 //!
 //! Each returns a [`Suite`]: one `cargo test` test per scenario, named after its rules, through
 //! [`tck_main!`](crate::tck_main). The suites are [isolated](Suite::isolated): under the
@@ -33,8 +36,18 @@
 //! Build it on `rs-impl`'s facade ([`rs_impl::loom`]: its atomics, mutexes, `Arc`, threads), or
 //! on loom's types directly under `cfg(rs_loom)`, so that loom sees its synchronisation. Code
 //! on plain `std` types still runs, but loom cannot explore or check what it does not see. In a
-//! normal build each scenario runs once with std types (a smoke test). The factory is called
-//! inside the model (loom's types can only be created there), once per interleaving.
+//! normal build each scenario runs once with std types (a smoke test; a wait that lasts more
+//! than 10 s fails naming the rule it waited for). The factory is called inside the model
+//! (loom's types can only be created there), once per interleaving.
+//!
+//! A publisher that signals from a **thread of its own** runs the same scenarios: spawn it with
+//! [`rs_impl::loom::thread::spawn`], and let it end once the subscription is over (cancelled or
+//! terminated) — loom requires every thread to finish, so a thread left waiting forever is
+//! reported as a deadlock. `rs-impl/examples/thread_publisher.rs` is such a publisher (all five
+//! scenarios in about 10 s on a 2-core machine, with the default bound). A cloneable subscriber
+//! (a handle over shared state) should also implement
+//! [`create_cloneable_subscriber`](SubscriberBlackboxVerification::create_cloneable_subscriber),
+//! so that the 2.5 scenario races its clones.
 //!
 //! # The scenarios
 //!
@@ -47,22 +60,28 @@
 //! | `required_spec303_reentrant_and_concurrent_request` | 3.3, 3.2, 1.3 | 3 elements; the probe requests 1 from `on_subscribe` and 1 more re-entrantly from inside the first `on_next`, while another thread requests 1: the re-entrant request does not recurse into `on_next` (the in-signal flag catches nesting as an overlap), and all 3 elements arrive |
 //! | `required_spec107_complete_racing_on_next` | 1.7, 1.6, 3.13 | 2 elements; the probe requests 1 from `on_subscribe`, then the subscribing thread and another thread request 1 each at once, so the last `on_next` and the `on_complete` race a request: both elements, exactly one `on_complete`, nothing after it, the subscriber dropped |
 //! | `required_spec107_error_racing_on_next` | 1.7, 3.9 | 3 elements; the probe requests 1 from `on_subscribe` and 1 re-entrantly from the first `on_next`, while another thread calls `request(0)`, so the rule 3.9 `on_error` races the elements in flight: exactly one `on_error`, naming rule 3.9, no `on_complete`, nothing after the error, at most 2 elements |
-//! | `required_spec312_cancel_racing_emission` | 3.5–3.7, 3.12, 3.13, 1.8 | 3 elements; the probe requests 1 from `on_subscribe` while one thread cancels and another requests 1 and then cancels too; then `request(1)` and `cancel()` once more: at most the 2 requested elements, no terminal signal, the extra calls are no-ops (3.6, 3.7), and the publisher drops the subscriber (3.13) |
-//! | `required_spec205_racing_on_subscribe` | 2.5 | two threads — two publishers, say, both handed the same subscriber behind a lock, since `on_subscribe` takes `&mut self` — call `on_subscribe` with their own subscription at once, in either order: exactly one subscription is kept (requested from, not cancelled), the other is cancelled and never requested from |
+//! | `required_spec312_cancel_racing_emission` | 3.5–3.7, 3.12, 3.13, 1.8 | 3 elements; the probe requests 1 from `on_subscribe` while one thread cancels and another requests 1 and then cancels too; then `request(1)` and `cancel()` once more, after both cancels returned: at most the 2 elements requested before (a third one breaks 3.6: the late request added demand), no terminal signal, the extra calls are no-ops (3.6, 3.7), and the publisher drops the subscriber (3.13) |
+//! | `required_spec205_racing_on_subscribe` | 2.5 | two threads — two publishers, say — call `on_subscribe` with their own subscription at once, in either order: on two clones of the subscriber when the verification gives a cloneable one ([`create_cloneable_subscriber`](SubscriberBlackboxVerification::create_cloneable_subscriber)), otherwise on the one subscriber behind a lock (`on_subscribe` takes `&mut self`). Exactly one subscription is kept (requested from, not cancelled), the other is cancelled and never requested from |
 //!
-//! Each scenario uses at most 3 threads, so the default `LOOM_MAX_PREEMPTIONS=2` run takes
+//! In every publisher scenario the probe books each `request` before it is made, from every
+//! thread, and checks each `on_next` against the demand booked so far (1.1). Each scenario uses
+//! at most 3 threads of its own, plus the publisher's, so a run with the default bound takes
 //! seconds.
 //!
 //! # How a failure reads
 //!
 //! The probe subscriber never panics inside a signal (publishers may catch subscriber panics,
 //! rule 2.13); it records violations and the scenario asserts at the end of each interleaving,
-//! with a message that names the rule, e.g. `rule 1.3: on_next overlaps another signal`.
-//! Other failures come from loom itself: a *deadlock* means that a signal the scenario waits for
-//! (an element, the terminal signal, or the publisher dropping the subscriber after cancel,
-//! rule 3.13) never came in that interleaving; *Arc leaked* means a loom `Arc` outlived the
-//! interleaving (often a subscriber that was never dropped). Rerun a failing scenario with
-//! `LOOM_LOG=trace LOOM_LOCATION=1` to see the interleaving.
+//! with a message that opens with the rule that was broken, e.g. `rule 1.3: on_next overlaps
+//! another signal`, or `rule 3.6: on_next #3, but only 2 elements were requested before cancel`
+//! (not 1.1: the scenario knows which requests came after the cancel). Other failures come from
+//! loom itself: a *deadlock* means that something the scenario waits for never came in that
+//! interleaving, and the failure says what, with its rule (an element, 3.8; the terminal
+//! signal, 1.5 or 3.9; the publisher dropping the subscriber after cancel, 3.13; the process
+//! output has the same line when the deadlock aborts it); *Arc leaked* means a loom `Arc`
+//! outlived the interleaving (often a subscriber that was never dropped). Rerun a failing
+//! scenario with `LOOM_LOG=trace LOOM_LOCATION=1 LOOM_MAX_PREEMPTIONS=2` to see the
+//! interleaving (the trace needs `LOOM_MAX_PREEMPTIONS` set).
 //!
 //! # Examples
 //!
@@ -143,6 +162,11 @@ pub const PROCESSOR: &str = "loom_processor";
 /// for: smaller than the scenarios' 3 elements, so the processor refills its buffer while
 /// they run.
 pub const PROCESSOR_BUFFER_SIZE: usize = 2;
+
+/// The preemption bound of every scenario when `LOOM_MAX_PREEMPTIONS` is unset: 2, the bound
+/// tokio and crossbeam use (loom's own default is no bound, which takes minutes to hours). With
+/// it, every scenario of a publisher built on `rs-impl`'s blocks takes seconds.
+pub const DEFAULT_PREEMPTION_BOUND: usize = 2;
 
 /// The subject of the loom scenarios: the user's verification, shared with every model run.
 pub(crate) struct Subject<V>(pub(crate) Arc<V>);

@@ -4,7 +4,8 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc as StdArc;
+use std::sync::{Arc as StdArc, Mutex as StdMutex, Once};
+use std::time::{Duration, Instant};
 
 use rs_api::{Error, Subscriber, Subscription, SubscriptionRef};
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,10 +43,92 @@ impl Subscription for Recording {
     }
 }
 
-/// Spawns a thread that waits for the subscription and requests `n`.
+/// Spawns a thread that waits for the subscription and requests `n` (see [`Record::request`]).
 pub(super) fn spawn_request(record: &Arc<Record>, n: u64) -> thread::JoinHandle<()> {
     let record = record.clone();
-    thread::spawn(move || record.wait_subscription().request(n))
+    thread::spawn(move || record.request(n))
+}
+
+/// How long a wait of a scenario lasts in the normal build (real threads, one run) before it
+/// fails naming what did not happen. Under loom there is no time: a wait that can never end
+/// is a deadlock, which loom reports (and [`explain`] names).
+const STD_WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// What the scenarios are waiting for right now, each phrased as the failure if it never
+/// comes: read by the panic hook when loom reports a deadlock (all model threads run on one
+/// OS thread, so one list serves every scenario thread).
+static WAITING: StdMutex<Vec<String>> = StdMutex::new(Vec::new());
+
+/// The waits seen by the panic hook at the last deadlock loom reported.
+static DEADLOCKED_WAITING: StdMutex<Option<String>> = StdMutex::new(None);
+
+fn lock_std<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Loom's words for a deadlock (the start of its panic message).
+const LOOM_DEADLOCK: &str = "deadlock; threads =";
+
+/// Installs (once) a panic hook that, when loom reports a deadlock, prints what the scenario
+/// was waiting for: that names the rule even when the deadlock aborts the process (the hook
+/// runs before any unwinding). Call it before each model: it also forgets the waits of the
+/// last one (the stacks of threads blocked in a deadlock are not unwound).
+pub(super) fn note_deadlocks() {
+    static ONCE: Once = Once::new();
+    if !rs_impl::loom::IS_LOOM {
+        return; // no deadlock detection without loom: waits time out instead
+    }
+    lock_std(&WAITING).clear();
+    lock_std(&DEADLOCKED_WAITING).take();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            previous(info);
+            let message = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if message.starts_with(LOOM_DEADLOCK) {
+                let waits = lock_std(&WAITING).join("; ");
+                if !waits.is_empty() {
+                    eprintln!("rs-tck loom: deadlocked while waiting: {waits}");
+                    *lock_std(&DEADLOCKED_WAITING) = Some(waits);
+                }
+            }
+        }));
+    });
+}
+
+/// A scenario's failure message for a panic with `message`: a deadlock found by loom is
+/// reported as what the scenario was waiting for (which names the rule), then loom's words.
+pub(super) fn explain(message: String) -> String {
+    match lock_std(&DEADLOCKED_WAITING).take() {
+        Some(waits) if message.starts_with(LOOM_DEADLOCK) => {
+            format!("{waits} (loom found an interleaving in which it never happens: {message})")
+        }
+        _ => message,
+    }
+}
+
+/// Removes a wait from [`WAITING`] when the wait ends (also by unwinding).
+struct Waiting(String);
+
+impl Waiting {
+    fn new(what: String) -> Self {
+        lock_std(&WAITING).push(what.clone());
+        Waiting(what)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut waits = lock_std(&WAITING);
+        if let Some(i) = waits.iter().position(|w| *w == self.0) {
+            waits.remove(i);
+        }
+    }
 }
 
 /// What the probe saw, shared with the scenario's threads.
@@ -66,6 +149,12 @@ pub(super) struct Record {
 #[derive(Default)]
 struct Progress {
     subscription: Option<SubscriptionRef>,
+    /// Demand booked before each `request` is made (from every thread, the probe's own
+    /// requests included), so `received` above it breaks rule 1.1 for certain.
+    requested: u64,
+    /// Demand of the requests the scenario makes after every cancel returned (rule 3.6: they
+    /// must add nothing).
+    requested_after_cancel: u64,
     received: u64,
     completes: usize,
     errors: usize,
@@ -104,36 +193,82 @@ impl Record {
     }
 
     /// Waits until `until` holds (a blocking wait: loom reports a deadlock if it never does).
-    fn wait_for<R>(&self, mut until: impl FnMut(&mut Progress) -> Option<R>) -> R {
+    /// `what` is the failure if it never holds; it names the rule.
+    fn wait_for<R>(&self, what: &str, mut until: impl FnMut(&mut Progress) -> Option<R>) -> R {
+        let _waiting = Waiting::new(what.to_owned());
+        let deadline = Instant::now() + STD_WAIT_LIMIT;
         let mut p = self.progress.lock();
         loop {
             if let Some(r) = until(&mut p) {
                 return r;
             }
-            p = self.changed.wait(p);
+            let now = Instant::now();
+            assert!(
+                now < deadline,
+                "{what} (nothing within {} s)",
+                STD_WAIT_LIMIT.as_secs()
+            );
+            p = self.changed.wait_timeout(p, deadline - now).0;
         }
     }
 
+    /// The subscription, once `on_subscribe` came.
     pub(super) fn wait_subscription(&self) -> SubscriptionRef {
-        self.wait_for(|p| p.subscription.clone())
+        self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
+            p.subscription.clone()
+        })
+    }
+
+    /// Waits for the subscription, books `n` as requested (`request(0)` books nothing: it is
+    /// no demand) and requests it.
+    pub(super) fn request(&self, n: u64) {
+        self.book_and_request(n, |p| &mut p.requested);
+    }
+
+    /// As [`request`](Self::request), for a request made after every cancel returned: rule
+    /// 3.6 makes it a no-op, so its demand is booked apart.
+    pub(super) fn request_after_cancel(&self, n: u64) {
+        self.book_and_request(n, |p| &mut p.requested_after_cancel);
+    }
+
+    /// Waits for the subscription, adds `n` to the count `book` picks, then requests `n`.
+    fn book_and_request(&self, n: u64, book: impl Fn(&mut Progress) -> &mut u64) {
+        let s = self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
+            let s = p.subscription.clone()?;
+            let booked = book(p);
+            *booked = booked.saturating_add(n);
+            Some(s)
+        });
+        s.request(n);
     }
 
     pub(super) fn await_received(&self, n: u64) {
-        self.wait_for(|p| (p.received >= n || p.completes + p.errors > 0).then_some(()));
+        self.wait_for(
+            &format!(
+                "rule 3.8: only some of the {n} elements requested arrived (a request made \
+                 while another thread was emitting was lost?)"
+            ),
+            |p| (p.received >= n || p.completes + p.errors > 0).then_some(()),
+        );
     }
 
-    pub(super) fn await_terminal(&self) {
-        self.wait_for(|p| (p.completes + p.errors > 0).then_some(()));
+    /// Waits for `on_complete` or `on_error`; `what` says which rule expects it.
+    pub(super) fn await_terminal(&self, what: &str) {
+        self.wait_for(what, |p| (p.completes + p.errors > 0).then_some(()));
     }
 
     /// Cancels (3.13 is then due even without a terminal signal), waits for the publisher to drop
-    /// the subscriber, and asserts every rule recorded, and at most `max` elements (1.1).
-    pub(super) fn finish(&self, token: std::sync::Weak<()>, max: u64) -> Totals {
+    /// the subscriber, and asserts every rule recorded.
+    pub(super) fn finish(&self, token: std::sync::Weak<()>) -> Totals {
         let s = self.progress.lock().subscription.take();
         if let Some(s) = s {
             s.cancel();
         }
-        self.wait_for(|p| p.dropped.then_some(()));
+        self.wait_for(
+            "rule 3.13: the publisher never dropped the subscriber after cancel (or after its \
+             terminal signal)",
+            |p| p.dropped.then_some(()),
+        );
         assert!(
             token.upgrade().is_none(),
             "rule 3.13: the subscriber is still referenced"
@@ -145,11 +280,6 @@ impl Record {
             p.completes + p.errors <= 1,
             "rule 1.7: {} terminal signals",
             p.completes + p.errors
-        );
-        assert!(
-            p.received <= max,
-            "rule 1.1: {} elements for {max} requested",
-            p.received
         );
         Totals {
             received: p.received,
@@ -249,10 +379,14 @@ impl<T: Send> Subscriber<T> for Probe<T> {
         }
         self.subscribed = true;
         let s = subscription.clone();
-        self.record.update(|p| p.subscription = Some(s));
+        let initial = self.initial;
+        self.record.update(|p| {
+            p.subscription = Some(s);
+            p.requested = p.requested.saturating_add(initial);
+        });
         self.subscription = Some(subscription.clone());
-        if self.initial > 0 {
-            subscription.request(self.initial);
+        if initial > 0 {
+            subscription.request(initial);
         }
         self.exit();
     }
@@ -261,7 +395,23 @@ impl<T: Send> Subscriber<T> for Probe<T> {
         self.enter("on_next");
         self.received += 1;
         let received = self.received;
-        self.record.update(|p| p.received = received);
+        self.record.update(|p| {
+            p.received = received;
+            // 1.1 against every request booked so far; within the demand of requests made
+            // after cancel, the fault is that those added demand (3.6).
+            if received > p.requested.saturating_add(p.requested_after_cancel) {
+                p.violations.push(format!(
+                    "rule 1.1: on_next #{received}, but only {} elements were requested",
+                    p.requested.saturating_add(p.requested_after_cancel)
+                ));
+            } else if received > p.requested {
+                p.violations.push(format!(
+                    "rule 3.6: on_next #{received}, but only {} elements were requested before \
+                     cancel: a request made after cancel added demand (it must be a no-op)",
+                    p.requested
+                ));
+            }
+        });
         // After the lock is released: see `Record::shadow`.
         let seen = self.record.shadow.load(Ordering::Relaxed);
         if seen + 1 != received {
@@ -273,6 +423,8 @@ impl<T: Send> Subscriber<T> for Probe<T> {
         if let Some((k, n)) = self.reentrant {
             if k == received {
                 if let Some(s) = &self.subscription {
+                    self.record
+                        .update(|p| p.requested = p.requested.saturating_add(n));
                     s.request(n); // 3.2
                 }
             }

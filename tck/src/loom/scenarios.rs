@@ -10,18 +10,22 @@ use rs_impl::loom::sync::{Arc, Mutex};
 use rs_impl::loom::thread;
 use rs_impl::panics::panic_message;
 
-use super::record::{spawn_request, Probe, Record, Recording};
-use super::Subject;
+use super::record::{explain, note_deadlocks, spawn_request, Probe, Record, Recording};
+use super::{Subject, DEFAULT_PREEMPTION_BOUND};
 use crate::env::TestEnvironment;
 use crate::outcome::{Stop, TestResult};
 use crate::publisher::{require_elements, PublisherVerification};
 use crate::subscriber::SubscriberBlackboxVerification;
 
-/// Runs `f` under [`rs_impl::loom::model`]; a panic (a violation, or a deadlock or leak found by
-/// loom) fails the test with its message.
+/// Runs `f` under loom with [`DEFAULT_PREEMPTION_BOUND`] preemptions (or
+/// `LOOM_MAX_PREEMPTIONS`); a panic (a violation, or a deadlock or leak found by loom) fails the
+/// test with its message, a deadlock with what the scenario was waiting for.
 fn model(f: impl Fn() + Send + Sync + 'static) -> TestResult {
-    catch_unwind(AssertUnwindSafe(|| rs_impl::loom::model(f)))
-        .map_err(|p| Stop::failed(panic_message(&*p)))
+    note_deadlocks();
+    catch_unwind(AssertUnwindSafe(|| {
+        rs_impl::loom::model_with_preemption_bound(DEFAULT_PREEMPTION_BOUND, f)
+    }))
+    .map_err(|p| Stop::failed(explain(panic_message(&*p))))
 }
 
 /// The frame of every publisher scenario: skips as the publisher verification does when the
@@ -76,7 +80,7 @@ fn requests_racing_emission<V: PublisherVerification>(
             r.join().expect("requesting thread");
         }
         record.await_received(3);
-        record.finish(token, 3);
+        record.finish(token);
     })
 }
 
@@ -87,10 +91,12 @@ pub(super) fn required_spec107_complete_racing_on_next<V: PublisherVerification>
     publisher_scenario(s, 2, true, None, |v, record, probe, token| {
         let a = spawn_request(record, 1);
         v.create_publisher(2).subscribe(Box::new(probe));
-        record.wait_subscription().request(1);
+        record.request(1);
         a.join().expect("requesting thread");
-        record.await_terminal();
-        let totals = record.finish(token, 3);
+        record.await_terminal(
+            "rule 1.5: no on_complete after the last of the 2 elements, with 3 requested",
+        );
+        let totals = record.finish(token);
         assert_eq!(
             totals.received, 2,
             "rule 1.2/1.5: expected both elements before on_complete"
@@ -110,8 +116,8 @@ pub(super) fn required_spec107_error_racing_on_next<V: PublisherVerification>(
         let a = spawn_request(record, 0);
         v.create_publisher(3).subscribe(Box::new(probe));
         a.join().expect("requesting thread");
-        record.await_terminal();
-        let totals = record.finish(token, 2);
+        record.await_terminal("rule 3.9: request(0) never brought on_error");
+        let totals = record.finish(token);
         assert_eq!(
             totals.errors, 1,
             "rule 3.9: request(0) must end in exactly one on_error"
@@ -140,19 +146,16 @@ pub(super) fn required_spec312_cancel_racing_emission<V: PublisherVerification>(
         let b = {
             let record = record.clone();
             thread::spawn(move || {
-                let s = record.wait_subscription();
-                s.request(1);
-                s.cancel(); // 3.5: concurrently with the other cancel
+                record.request(1);
+                record.wait_subscription().cancel(); // 3.5: concurrently with the other cancel
             })
         };
         v.create_publisher(3).subscribe(Box::new(probe));
         a.join().expect("cancelling thread");
         b.join().expect("cancelling thread");
-        let s = record.wait_subscription();
-        s.request(1); // 3.6: a no-op
-        s.cancel(); // 3.7: a no-op
-        drop(s);
-        let totals = record.finish(token, 2);
+        record.request_after_cancel(1); // 3.6: a no-op
+        record.wait_subscription().cancel(); // 3.7: a no-op
+        let totals = record.finish(token);
         assert_eq!(
             totals.completes + totals.errors,
             0,
@@ -167,16 +170,40 @@ pub(super) fn required_spec205_racing_on_subscribe<V: SubscriberBlackboxVerifica
 ) -> TestResult {
     let v = s.0.clone();
     model(move || {
-        let subscriber = Arc::new(Mutex::new(v.create_subscriber()));
         let a = StdArc::new(Recording::default());
         let b = StdArc::new(Recording::default());
-        let other = {
-            let subscriber = subscriber.clone();
-            let a = a.clone();
-            thread::spawn(move || Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), a))
-        };
-        Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), b.clone());
-        other.join().expect("subscribing thread");
+        match v.create_cloneable_subscriber() {
+            // Two handles of one subscriber, each called by its own thread, as by two
+            // publishers: nothing serialises the calls but the subscriber itself.
+            Some(subscriber) => {
+                let mut first = subscriber.clone();
+                let mut second = subscriber;
+                let other = {
+                    let a = a.clone();
+                    thread::spawn(move || {
+                        Subscriber::<V::Item>::on_subscribe(&mut first, a);
+                        drop(first);
+                    })
+                };
+                Subscriber::<V::Item>::on_subscribe(&mut second, b.clone());
+                other.join().expect("subscribing thread");
+                drop(second);
+            }
+            // One subscriber: the calls can only race behind a lock.
+            None => {
+                let subscriber = Arc::new(Mutex::new(v.create_subscriber()));
+                let other = {
+                    let subscriber = subscriber.clone();
+                    let a = a.clone();
+                    thread::spawn(move || {
+                        Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), a)
+                    })
+                };
+                Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), b.clone());
+                other.join().expect("subscribing thread");
+                drop(subscriber);
+            }
+        }
         let (sa, sb) = (a.state(), b.state());
         let kept = [sa, sb]
             .iter()
@@ -199,6 +226,5 @@ pub(super) fn required_spec205_racing_on_subscribe<V: SubscriberBlackboxVerifica
             !refused.requested,
             "rule 2.5: the extra subscription was requested from"
         );
-        drop(subscriber);
     })
 }

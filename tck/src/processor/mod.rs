@@ -1,6 +1,6 @@
-//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, all 68
-//! tests: the 38 publisher tests and the 27 whitebox subscriber tests re-run through the
-//! processor (rule 4.1), plus the processor's own three.
+//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, 70 tests:
+//! the 40 publisher tests and the 27 whitebox subscriber tests re-run through the processor
+//! (rule 4.1), plus the processor's own three.
 //!
 //! Implement [`IdentityProcessorVerification`] and run it with [`verify`]; the same value runs
 //! the loom scenarios on the processor ([`loom::verify_processor`](crate::loom::verify_processor)):
@@ -23,7 +23,7 @@
 //!     fn does_coordinated_emission(&self) -> bool { true }
 //! }
 //! let suite = rs_tck::processor::verify("identity", Identity);
-//! assert_eq!(suite.tests.len(), 68);
+//! assert_eq!(suite.tests.len(), 70);
 //! let t = suite.test("must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream");
 //! assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 //! ```
@@ -34,11 +34,15 @@
 //! state, as processors in Rust are: one clone is subscribed upstream (the processor as a
 //! subscriber), the others serve downstream subscribers (the processor as a publisher).
 //!
-//! * **As a publisher** (the 38 [publisher tests](crate::publisher)): `create_publisher(n)`
+//! * **As a publisher** (the 40 [publisher tests](crate::publisher)): `create_publisher(n)`
 //!   creates a processor with [`processor_buffer_size`](IdentityProcessorVerification::processor_buffer_size)
 //!   (default 16) and subscribes it to a helper publisher of `n` elements made by
 //!   `create_element`; the failed publisher is
 //!   [`create_failed_publisher`](IdentityProcessorVerification::create_failed_publisher).
+//!   [`max_supported_subscribers`](IdentityProcessorVerification::max_supported_subscribers)
+//!   is the publisher's declaration: by default (any number) the 1.11 tests are required of a
+//!   processor, with [`does_coordinated_emission`](IdentityProcessorVerification::does_coordinated_emission)
+//!   telling them to let every subscriber request before they wait.
 //! * **As a subscriber** (the 27 [whitebox tests](crate::subscriber)): `create_subscriber(probe)`
 //!   creates a processor and subscribes a downstream subscriber to it that reports to the
 //!   probe, and whose puppet forwards `trigger_request`/`signal_cancel` to its downstream
@@ -80,7 +84,7 @@ use rs_api::{BoxPublisher, Error, Processor, Publisher, Subscriber, Subscription
 
 use crate::env::Timeouts;
 use crate::instruments::ManualSubscriber;
-use crate::publisher::{self, PublisherVerification};
+use crate::publisher::{self, PublisherVerification, SupportedSubscribers};
 use crate::subscriber::whitebox::{self, SubscriberWhiteboxVerification};
 use crate::subscriber::{
     ManualPublisher, SubscriberBlackboxVerification, SubscriberPuppet, WhiteboxSubscriberProbe,
@@ -135,13 +139,18 @@ pub trait IdentityProcessorVerification: Send + Sync + 'static {
         false
     }
 
-    /// How many downstream subscribers the processor supports at once; below 2 skips the
-    /// tests that need two.
+    /// How many downstream subscribers the processor supports at once (default: any number, as
+    /// the JVM's). Below 2 skips the tests that need two and the publisher tests of rule 1.11;
+    /// 2 or more makes those 1.11 tests required (as
+    /// [`PublisherVerification::max_supported_subscribers`] does for a publisher), and a 1.11 test
+    /// that needs more subscribers than declared is skipped.
     fn max_supported_subscribers(&self) -> u64 {
         u64::MAX
     }
 
-    /// Whether the processor emits an element only when every subscriber has demand for it.
+    /// Whether the processor emits an element only when every subscriber has demand for it
+    /// (the JVM's `doesCoordinatedEmission`); the 1.11 tests then let every subscriber request
+    /// before they wait for an element.
     fn does_coordinated_emission(&self) -> bool {
         false
     }
@@ -157,7 +166,7 @@ pub trait IdentityProcessorVerification: Send + Sync + 'static {
     }
 }
 
-/// The identity-processor verification's 68 tests for `verification`, reported under
+/// The identity-processor verification's 70 tests for `verification`, reported under
 /// `implementation`.
 ///
 /// # Examples
@@ -170,13 +179,16 @@ pub fn verify<V: IdentityProcessorVerification>(
     let implementation = implementation.into();
     let v = Arc::new(verification);
     let timeouts = v.timeouts();
-    let p = Suite::new(
+    let mut p = Suite::new(
         implementation.clone(),
         VERIFICATION,
         timeouts,
         AsPublisher::new(v.clone()),
         publisher::specs::<AsPublisher<V>>(),
     );
+    if v.max_supported_subscribers() >= 2 {
+        publisher::required_multicast(&mut p);
+    }
     let w = Suite::new(
         implementation.clone(),
         VERIFICATION,
@@ -262,6 +274,14 @@ impl<V: IdentityProcessorVerification> PublisherVerification for AsPublisher<V> 
     fn skip_stochastic_tests(&self) -> bool {
         self.v.skip_stochastic_tests()
     }
+
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::AtMost(self.v.max_supported_subscribers())
+    }
+
+    fn does_coordinated_emission(&self) -> bool {
+        self.v.does_coordinated_emission()
+    }
 }
 
 /// The processor seen as a whitebox subscriber (the JVM's `createSubscriber(probe)`).
@@ -305,6 +325,11 @@ impl<V: IdentityProcessorVerification> SubscriberBlackboxVerification for AsBlac
 
     fn create_element(&self, element: u64) -> V::Item {
         self.v.create_element(element)
+    }
+
+    /// A processor is a `Clone` handle: the 2.5 scenario races `on_subscribe` on two clones.
+    fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<V::Item> + Clone + 'static> {
+        Some(self.v.create_identity_processor(self.buffer))
     }
 }
 

@@ -7,7 +7,10 @@ use std::sync::{mpsc, Arc};
 
 use rs_api::{BoxPublisher, Error, Subscriber, SubscriptionRef, UNBOUNDED};
 
-use super::{PublisherVerification, PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE};
+use super::{
+    PublisherVerification, SupportedSubscribers, DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER,
+    PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE,
+};
 use crate::env::TestEnvironment;
 use crate::instruments::{subscribe_guarded, Latch, ManualSubscriber, Signal};
 use crate::outcome::{ensure, fail, Stop, TestResult};
@@ -630,12 +633,63 @@ pub(super) fn untested_spec110_reject_a_subscription_request_if_the_same_subscri
     ))
 }
 
+/// A 1.11 test that needs `subscribers` at once, as the verification declares
+/// ([`PublisherVerification::max_supported_subscribers`]): undeclared, an optional test (a
+/// failure is an unmet optional requirement); declared multiple, a required one (a test that
+/// needs more than the declared number is skipped); declared unicast, skipped.
+fn multicast<V: PublisherVerification>(
+    v: &V,
+    env: &TestEnvironment,
+    subscribers: u64,
+    body: impl FnOnce() -> TestResult,
+) -> TestResult {
+    match v.max_supported_subscribers() {
+        SupportedSubscribers::Undeclared => optional(env, body),
+        SupportedSubscribers::AtMost(n) if n < subscribers => Err(Stop::skipped(format!(
+            "this test needs {subscribers} subscribers at once, and the verification declares \
+             at most {n} (max_supported_subscribers)"
+        ))),
+        SupportedSubscribers::AtMost(_) => body()
+            .and_then(|()| env.verify_no_async_errors_no_delay())
+            .map_err(|s| {
+                s.context(
+                    "(required: the verification declares multiple subscribers, \
+                     max_supported_subscribers)",
+                )
+            }),
+    }
+}
+
+/// Requests 1 on each of `subs` and takes the element or the end of each, in order. With
+/// independent demand each waits right after its own request (as the JVM); with coordinated
+/// emission every subscriber requests first (nothing moves until all have demand).
+fn request_one_each<V: PublisherVerification>(
+    v: &V,
+    subs: &[&ManualSubscriber<V::Item>],
+    context: impl Fn(usize) -> String,
+) -> TestResult<Vec<Option<V::Item>>> {
+    if v.does_coordinated_emission() {
+        for s in subs {
+            s.request(1)?;
+        }
+        subs.iter()
+            .enumerate()
+            .map(|(i, s)| s.next_element_or_end_of_stream(&context(i)))
+            .collect()
+    } else {
+        subs.iter()
+            .enumerate()
+            .map(|(i, s)| s.request_next_element_or_end_of_stream(&context(i)))
+            .collect()
+    }
+}
+
 pub(super) fn optional_spec111_may_support_multi_subscribe<V: PublisherVerification>(
     v: &V,
     env: &TestEnvironment,
 ) -> TestResult {
     let p = active(v, 1, false)?;
-    optional(env, || {
+    multicast(v, env, 2, || {
         let _a = subscribe(v, env, &p)?;
         let _b = subscribe(v, env, &p)?;
         env.verify_no_async_errors()
@@ -650,11 +704,15 @@ pub(super) fn optional_spec111_registered_subscribers_must_receive_on_next_or_on
     env: &TestEnvironment,
 ) -> TestResult {
     let p = active(v, 1, false)?;
-    optional(env, || {
+    multicast(v, env, 2, || {
         let a = subscribe(v, env, &p)?;
         let b = subscribe(v, env, &p)?;
-        a.request_next_element_or_end_of_stream("rule 1.11: the first subscriber")?;
-        b.request_next_element_or_end_of_stream("rule 1.11: the second subscriber")?;
+        request_one_each(v, &[&a, &b], |i| {
+            format!(
+                "rule 1.11: the {} subscriber",
+                ["first", "second"][i.min(1)]
+            )
+        })?;
         let r = env.verify_no_async_errors();
         a.cancel()?;
         b.cancel()?;
@@ -681,7 +739,7 @@ pub(super) fn optional_spec111_multicast_must_produce_the_same_elements_in_the_s
     env: &TestEnvironment,
 ) -> TestResult {
     let p = active(v, 5, true)?;
-    optional(env, || {
+    multicast(v, env, 3, || {
         let subs = [
             subscribe(v, env, &p)?,
             subscribe(v, env, &p)?,
@@ -691,11 +749,23 @@ pub(super) fn optional_spec111_multicast_must_produce_the_same_elements_in_the_s
         // Interleaved, in a different order each round.
         let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [2, 1, 0], [1, 2, 0]];
         for order in orders {
-            for i in order {
-                lists[i].push(subs[i].request_next_element(&format!(
+            let round = order.map(|i| &subs[i]);
+            let got = request_one_each(v, &round, |k| {
+                format!(
                     "rule 1.11: subscriber {} requesting one by one",
-                    i + 1
-                ))?);
+                    order[k] + 1
+                )
+            })?;
+            for (k, x) in got.into_iter().enumerate() {
+                let i = order[k];
+                match x {
+                    Some(x) => lists[i].push(x),
+                    None => fail!(
+                        "rule 1.11: subscriber {} requesting one by one: expected an element, \
+                         got on_complete",
+                        i + 1
+                    ),
+                }
             }
         }
         for (i, s) in subs.iter().enumerate() {
@@ -711,7 +781,7 @@ fn many_upfront<V: PublisherVerification>(
     completion: bool,
 ) -> TestResult {
     let p = active(v, 3, completion)?;
-    optional(env, || {
+    multicast(v, env, 3, || {
         let subs = [
             subscribe(v, env, &p)?,
             subscribe(v, env, &p)?,
@@ -749,6 +819,47 @@ pub(super) fn optional_spec111_multicast_must_produce_the_same_elements_in_the_s
     env: &TestEnvironment,
 ) -> TestResult {
     many_upfront(v, env, true)
+}
+
+pub(super) fn optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join<
+    V: PublisherVerification,
+>(
+    v: &V,
+    env: &TestEnvironment,
+) -> TestResult {
+    // The JVM TCK misses a publisher that drops (or starves) an earlier subscriber when a
+    // later one joins (reactive-streams-jvm #371).
+    const ELEMENTS: u64 = 5;
+    let p = active(v, ELEMENTS, true)?;
+    multicast(v, env, 3, || {
+        let first = subscribe(v, env, &p)?;
+        first.request(1)?;
+        first.next_element("rule 1.11: subscriber 1, alone")?;
+        let later = [subscribe(v, env, &p)?, subscribe(v, env, &p)?];
+        // Everyone requests the rest (with coordinated emission nothing moves otherwise).
+        first.request(ELEMENTS - 1)?;
+        for s in &later {
+            s.request(ELEMENTS - 1)?;
+        }
+        first.next_elements(
+            ELEMENTS - 1,
+            "rule 1.11: subscriber 1 must keep receiving after subscribers 2 and 3 joined",
+        )?;
+        first.expect_completion(
+            "rule 1.11: subscriber 1 must keep receiving after subscribers 2 and 3 joined, up \
+             to on_complete after its 5 elements",
+        )?;
+        for (i, s) in later.iter().enumerate() {
+            s.next_element_or_end_of_stream(&format!(
+                "rule 1.11: subscriber {} must receive on_next or on_complete",
+                i + 2
+            ))?;
+        }
+        for s in later.iter().chain([&first]) {
+            s.cancel()?;
+        }
+        Ok(())
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -802,8 +913,12 @@ pub(super) fn required_spec303_must_not_allow_unbounded_recursion<V: PublisherVe
     });
     let ctx = "rule 3.3: request(1) -> on_next -> request(1) -> ...";
     let handle = sub.handle().clone();
-    with_watchdog(env, ctx, move || -> TestResult {
-        subscribe_guarded(&*p, Box::new(probe))?;
+    with_watchdog(env, ctx, move || subscribe_guarded(&*p, Box::new(probe)))?
+        .map_err(|s| s.context(ctx))?;
+    // As the JVM's env.subscribe: request only once on_subscribe came, from whichever thread
+    // the publisher signals.
+    sub.expect_subscribed().map_err(|s| s.context(ctx))?;
+    with_watchdog(env, ctx, move || {
         handle.try_request(1).map_err(Stop::Failed)
     })?
     .map_err(|s| s.context(ctx))?;
@@ -983,6 +1098,77 @@ pub(super) fn required_spec312_cancel_must_make_the_publisher_to_eventually_stop
     Ok(())
 }
 
+/// How many elements a publisher may still deliver after `cancel` returned, when the cancel
+/// came from inside `on_next` under unbounded demand (the rule 3.12 check of that case): what
+/// a publisher that emits in batches may have in flight. A publisher that checks the cancelled
+/// flag before each `on_next` delivers none.
+pub const CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND: u64 = 1024;
+
+pub(super) fn required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling<
+    V: PublisherVerification,
+>(
+    v: &V,
+    env: &TestEnvironment,
+) -> TestResult {
+    const BEFORE_CANCEL: u64 = 10;
+    let limit = BEFORE_CANCEL + CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND;
+    // An endless publisher, as far as the verification allows: a runaway one is stopped by
+    // the count below, not after 2^31 elements or a time.
+    let elements = v
+        .max_elements_from_publisher()
+        .min(DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER);
+    if elements <= limit {
+        return Err(Stop::skipped(format!(
+            "Unable to run this test, as it needs a publisher of more than {limit} elements \
+             and max_elements_from_publisher() is {elements}"
+        )));
+    }
+    let p = active(v, elements, false)?;
+    let (sub, probe) = ManualSubscriber::with_recursion_bound(
+        env,
+        v.bounded_depth_of_on_next_and_request_recursion(),
+    );
+    let overran = Latch::new(env);
+    let overran_hook = overran.clone();
+    let probe = probe.blackhole().on_next_hook(move |h, _| {
+        let n = h.delivered();
+        if n == BEFORE_CANCEL {
+            h.cancel();
+        } else if n > limit {
+            // The publisher ignores the cancel: stop its signalling thread here for good (a
+            // broken publisher would otherwise run on to the end of its elements).
+            overran_hook.close();
+            loop {
+                std::thread::park();
+            }
+        }
+    });
+    sub.subscribe_probe(&*p, probe)?;
+    // A publisher that signals from the caller's thread emits inside this request: make it
+    // on a thread of its own, so that this one can watch.
+    let handle = sub.handle().clone();
+    std::thread::spawn(move || handle.request(UNBOUNDED));
+    let ctx = format!(
+        "rule 3.12: cancel from inside on_next #{BEFORE_CANCEL} under unbounded demand \
+         (request(UNBOUNDED))"
+    );
+    if !env.poll_until(env.default_timeout(), || sub.delivered() >= BEFORE_CANCEL) {
+        fail!(
+            "{ctx}: expected at least {BEFORE_CANCEL} elements after request(UNBOUNDED), got {}",
+            sub.delivered()
+        );
+    }
+    if env.poll_until(env.no_signals_timeout(), || overran.is_closed()) {
+        fail!(
+            "{ctx}: the publisher kept signalling: more than {CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND} \
+             elements after cancel returned (the stream must stop within a bounded number of \
+             elements)"
+        );
+    }
+    env.verify_no_async_errors_no_delay()
+        .map_err(|s| s.context(&ctx))
+}
+
 pub(super) fn required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber<
     V: PublisherVerification,
 >(
@@ -1046,8 +1232,9 @@ pub(super) fn required_spec317_must_not_signal_on_error_when_pending_above_long_
         env,
         v.bounded_depth_of_on_next_and_request_recursion(),
     );
-    // 10 requests of i64::MAX - 1 from on_next, then cancel (JVM #259/#260).
-    let mut calls_left = 10u32;
+    // 10 requests of i64::MAX - 1 from on_next, then cancel (JVM #259/#260): 11 elements.
+    const REQUESTS: u64 = 10;
+    let mut calls_left = REQUESTS;
     let probe = probe.blackhole().on_next_hook(move |h, _| {
         if calls_left > 0 {
             calls_left -= 1;
@@ -1057,10 +1244,20 @@ pub(super) fn required_spec317_must_not_signal_on_error_when_pending_above_long_
         }
     });
     sub.subscribe_probe(&*p, probe)?;
-    let ctx = "rule 3.17: demand far above i64::MAX (10 × request(i64::MAX - 1)) must \
-               saturate, not fail";
+    let ctx = "rule 3.17: demand far above i64::MAX (request(1), then 10 × request(i64::MAX - \
+               1) from on_next) must saturate, not fail";
     sub.request(1).map_err(|s| s.context(ctx))?;
+    // Not only no on_error: the elements keep coming (a demand that wraps stalls instead).
+    let expected = REQUESTS + 1;
+    let arrived = env.poll_until(env.default_timeout(), || sub.delivered() >= expected);
     let r = env.verify_no_async_errors().map_err(|s| s.context(ctx));
     sub.cancel()?;
-    r
+    r?;
+    ensure!(
+        arrived,
+        "{ctx}: the elements stopped: {} of the {expected} requested arrived (did the demand \
+         wrap instead of saturating?)",
+        sub.delivered()
+    );
+    Ok(())
 }

@@ -1,4 +1,5 @@
-//! Publisher verification: the JVM TCK's `PublisherVerification`, all 38 tests.
+//! Publisher verification: the JVM TCK's `PublisherVerification`, all 38 tests, plus two of
+//! ours (rules 1.11 and 3.12).
 //!
 //! Implement [`PublisherVerification`] for a factory of your publisher, then run it with
 //! [`verify`] in a `cargo test` target (through [`tck_main!`](crate::tck_main)) or in a runner
@@ -18,7 +19,7 @@
 //!     }
 //! }
 //! let suite = rs_tck::publisher::verify("range", RangeVerification);
-//! assert_eq!(suite.tests.len(), 38);
+//! assert_eq!(suite.tests.len(), 40);
 //! let t = suite.test("required_spec102_may_signal_less_than_requested_and_terminate_subscription");
 //! assert_eq!(t.unwrap().run().outcome, Outcome::Passed);
 //! ```
@@ -31,11 +32,23 @@
 //! (default [`DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER`], `i64::MAX - 1`) skips every test that
 //! needs more, and [`PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE`] (`i64::MAX`) skips every test that
 //! needs `on_complete`; [`bounded_depth_of_on_next_and_request_recursion`](PublisherVerification::bounded_depth_of_on_next_and_request_recursion)
-//! (default 1); [`skip_stochastic_tests`](PublisherVerification::skip_stochastic_tests). The
+//! (default 1); [`skip_stochastic_tests`](PublisherVerification::skip_stochastic_tests);
+//! [`max_supported_subscribers`](PublisherVerification::max_supported_subscribers) (default
+//! [`SupportedSubscribers::Undeclared`]: the 1.11 tests are optional; declare
+//! [`SupportedSubscribers::MANY`] for a multicast or cold publisher and they are required) and
+//! [`does_coordinated_emission`](PublisherVerification::does_coordinated_emission). The
 //! timeouts come from [`timeouts`](PublisherVerification::timeouts) (default: the JVM's
 //! environment variables, see [`crate::env`]).
 //!
-//! # The 38 tests
+//! # Publishers that signal from a thread of their own
+//!
+//! Every test subscribes as the JVM's `env.subscribe` does: it waits for `on_subscribe`,
+//! from whichever thread it comes, before it requests or expects anything, and every later
+//! expectation waits (up to the timeouts) for signals from any thread. A publisher that runs
+//! each subscription on a thread of its own passes as one driven from the caller's thread does;
+//! `rs-impl/examples/thread_publisher.rs` is such a publisher, registered with the runner.
+//!
+//! # The 40 tests
 //!
 //! Names are the JVM's in snake case, so results compare one to one. *Ours* says what this
 //! TCK does where it departs from the JVM's.
@@ -66,8 +79,9 @@
 //! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingOneByOne` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_one_by_one` | 1.11 | as the JVM |
 //! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfront` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront` | 1.11 | as the JVM |
 //! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected` | 1.11 | as the JVM |
+//! | — (ours; the JVM misses it, its issue #371) | `optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join` | 1.11 | subscriber 1 takes 1 of 5 elements alone; subscribers 2 and 3 join; all request the rest: subscriber 1 must get its 4 elements and `on_complete`, the others `on_next` or `on_complete` |
 //! | `required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe` | `required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe` | 3.2 | as the JVM, and all 6 elements must arrive; a deadlocked re-entrant `request` fails (watchdog) |
-//! | `required_spec303_mustNotAllowUnboundedRecursion` | `required_spec303_must_not_allow_unbounded_recursion` | 3.3 | as the JVM (see below), plus a watchdog for re-entrant locking |
+//! | `required_spec303_mustNotAllowUnboundedRecursion` | `required_spec303_must_not_allow_unbounded_recursion` | 3.3 | as the JVM (see below; the first `request` waits for `on_subscribe`), plus a watchdog for re-entrant locking |
 //! | `untested_spec304_requestShouldNotPerformHeavyComputations` | `untested_spec304_request_should_not_perform_heavy_computations` | 3.4 | **untested** (below) |
 //! | `untested_spec305_cancelMustNotSynchronouslyPerformHeavyComputation` | `untested_spec305_cancel_must_not_synchronously_perform_heavy_computation` | 3.5 | **untested** (below) |
 //! | `required_spec306_afterSubscriptionIsCancelledRequestMustBeNops` | `required_spec306_after_subscription_is_cancelled_request_must_be_nops` | 3.6 | as the JVM |
@@ -76,10 +90,11 @@
 //! | `required_spec309_requestNegativeNumberMustSignalIllegalArgumentException` | `required_spec309_request_negative_number_must_signal_illegal_argument_exception` | 3.9 | see "Rule 3.9" below |
 //! | `optional_spec309_requestNegativeNumberMaySignalIllegalArgumentExceptionWithSpecificMessage` | `optional_spec309_request_negative_number_may_signal_illegal_argument_exception_with_specific_message` | 3.9 | the message contains `3.9`, `non-positive subscription request` or `negative subscription request` |
 //! | `required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling` | `required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling` | 3.12 | as the JVM |
+//! | — (ours) | `required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling` | 3.12 | an endless publisher (`min(max_elements_from_publisher, i64::MAX - 1)` elements), `request(UNBOUNDED)` from a helper thread, `cancel` from inside the 10th `on_next`: at most [`CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND`] elements may follow (a count bound: a runaway publisher's signalling thread is stopped there) |
 //! | `required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber` | `required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber` | 3.13 | **deterministic:** the probe subscriber owns an `Arc` token; `Weak::upgrade` must fail within the reference-drop timeout after cancel, while the test still holds the subscription |
 //! | `required_spec317_mustSupportAPendingElementCountUpToLongMaxValue` | `required_spec317_must_support_a_pending_element_count_up_to_long_max_value` | 3.17 | `request(i64::MAX)`, as the JVM |
 //! | `required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue` | `required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value` | 3.17 | as the JVM |
-//! | `required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue` | `required_spec317_must_not_signal_on_error_when_pending_above_long_max_value` | 3.17 | as the JVM (`i32::MAX` elements, 10 × `request(i64::MAX - 1)`, then cancel); a panicking `request` (overflow) fails |
+//! | `required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue` | `required_spec317_must_not_signal_on_error_when_pending_above_long_max_value` | 3.17 | as the JVM (`i32::MAX` elements, 10 × `request(i64::MAX - 1)`, then cancel); a panicking `request` (overflow) fails, and all 11 elements must arrive (a demand that wraps stalls) |
 //!
 //! # Decisions
 //!
@@ -104,7 +119,12 @@
 //!   tests catch those.
 //! * **Optional tests** turn a failure into a skip, as the JVM does ("does NOT implement this
 //!   OPTIONAL requirement"), except `optional_spec104_…`, which fails hard once a failed
-//!   publisher is given.
+//!   publisher is given, and the 1.11 tests of a publisher that declares multiple subscribers
+//!   ([`max_supported_subscribers`](PublisherVerification::max_supported_subscribers)): they
+//!   are required then (their [`Kind`] says so), and those that need more subscribers than
+//!   declared are skipped; declared unicast (`AtMost(1)`), they are skipped. With
+//!   [`does_coordinated_emission`](PublisherVerification::does_coordinated_emission), every
+//!   subscriber requests before the tests wait for an element.
 //!
 //! # Each check can fail
 //!
@@ -134,16 +154,23 @@
 //! | 1.11 multi-subscribe (optional) | unicast: `spec111_multi_subscribe_should_fail_by_rejecting_the_second_subscriber` (unmet) |
 //! | 1.11 registered (optional) | unicast: `spec111_registered_should_fail_by_rejecting_the_second_subscriber` (unmet) |
 //! | 1.11 multicast ×3 (optional) | a different sequence per subscriber: `spec111_one_by_one_…`, `spec111_many_upfront_…`, `spec111_many_upfront_complete_should_fail_by_a_different_sequence_per_subscriber`; unicast: `spec111_many_upfront_complete_should_fail_by_rejecting_the_second_subscriber` (unmet) |
+//! | 1.11 declared multicast (required) | the same faults, failing: `spec111_…_declared_should_fail_by_…` ×5 |
+//! | 1.11 earlier subscribers keep receiving | drops the earlier subscriber when a later one joins: `spec111_keep_receiving_should_fail_by_dropping_the_earlier_subscriber` (unmet), `…_declared_…` (failed), `…_declared_…_on_its_own_thread` |
 //! | 3.2 | re-entrant `request` panics (state borrowed across `on_next`): `spec302_should_fail_by_panicking_on_a_reentrant_request` |
-//! | 3.3 | no trampoline: `spec303_should_fail_by_recursing_without_a_trampoline` |
+//! | 3.3 | no trampoline: `spec303_should_fail_by_recursing_without_a_trampoline`; no `on_subscribe` from its own thread: `spec303_should_fail_by_never_calling_on_subscribe_from_its_own_thread` |
 //! | 3.6 | `spec306_should_fail_by_ignoring_cancel` |
 //! | 3.7 | `spec307_should_fail_by_signalling_on_error_on_a_repeated_cancel`, `spec307_should_fail_by_panicking_on_a_repeated_cancel` |
 //! | 3.9 zero, negative | `spec309_zero_should_fail_by_ignoring_request_zero`, `spec309_negative_should_fail_by_ignoring_request_zero` |
 //! | 3.9 message (optional) | `spec309_message_should_fail_by_an_unspecific_message` (unmet) |
 //! | 3.12 | flushes the rest on cancel: `spec312_should_fail_by_flushing_on_cancel` |
+//! | 3.12 unbounded | no cancel check on the unbounded-demand path: `spec312_unbounded_should_fail_by_ignoring_cancel_under_unbounded_demand`, `…_on_its_own_thread` |
 //! | 3.13 | `spec313_should_fail_by_keeping_the_subscriber_after_cancel` |
 //! | 3.17 single, cumulative | errors above `i32::MAX`: `spec317_should_fail_by_erroring_on_large_demand`, `spec317_cumulative_should_fail_by_erroring_on_large_demand` |
-//! | 3.17 overflow | `spec317_overflow_should_fail_by_panicking_on_demand_overflow`, `spec317_overflow_should_fail_by_erroring_on_large_demand` |
+//! | 3.17 overflow | `spec317_overflow_should_fail_by_panicking_on_demand_overflow`, `spec317_overflow_should_fail_by_erroring_on_large_demand`; a signed demand that wraps and stalls: `spec317_overflow_should_fail_by_wrapping_demand`, `…_on_its_own_thread` |
+//!
+//! The same test publisher signalling from a thread of its own passes every check
+//! (`the_test_publisher_on_its_own_thread_passes_every_check`), with and without a multicast
+//! declaration.
 //!
 //! The checks that cannot fail: the two decided by the types (1.9 null, 1.10) and the two
 //! untested ones (3.4, 3.5).
@@ -155,9 +182,10 @@ use std::fmt;
 use rs_api::{BoxPublisher, Publisher};
 
 use crate::env::Timeouts;
-use crate::suite::{specs, Suite, TestSpec};
+use crate::suite::{specs, Kind, Suite, TestSpec};
 
 pub(crate) use checks::require_elements;
+pub use checks::CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND;
 
 /// The default of [`PublisherVerification::max_elements_from_publisher`]: `i64::MAX - 1`
 /// (the JVM's `Long.MAX_VALUE - 1`).
@@ -216,9 +244,86 @@ pub trait PublisherVerification: Send + Sync + 'static {
         false
     }
 
+    /// How many subscribers at once the publisher declares to serve (rule 1.11; the JVM's
+    /// `maxSupportedSubscribers`, here a declaration with a default that declares nothing).
+    ///
+    /// * [`SupportedSubscribers::Undeclared`] (the default): the 1.11 tests run as optional ones,
+    ///   as in the JVM TCK; a failure is reported as an unmet optional requirement (skipped).
+    /// * [`SupportedSubscribers::AtMost`]`(n)` with `n ≥ 2` (a multicast publisher, or a cold one
+    ///   that runs each subscription on its own; [`SupportedSubscribers::MANY`] for no limit):
+    ///   the 1.11 tests are **required** — a failure fails — and a test that needs more than
+    ///   `n` subscribers at once is skipped. This is also what runs the check that earlier
+    ///   subscribers keep receiving after later ones join.
+    /// * `AtMost(1)` (unicast): the 1.11 tests are skipped as not applicable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// use rs_tck::publisher::{PublisherVerification, SupportedSubscribers};
+    ///
+    /// struct Range;
+    /// impl PublisherVerification for Range {
+    ///     type Item = u64;
+    ///     fn create_publisher(&self, n: u64) -> impl Publisher<u64> + Send + 'static {
+    ///         rs_impl::source::range(0..n) // cold: every subscriber gets its own run
+    ///     }
+    ///     fn max_supported_subscribers(&self) -> SupportedSubscribers {
+    ///         SupportedSubscribers::MANY
+    ///     }
+    /// }
+    /// let suite = rs_tck::publisher::verify("range", Range);
+    /// let t = suite.test("optional_spec111_may_support_multi_subscribe").unwrap();
+    /// assert_eq!(t.kind, rs_tck::suite::Kind::Required);
+    /// assert_eq!(t.run().outcome, rs_tck::outcome::Outcome::Passed);
+    /// ```
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::Undeclared
+    }
+
+    /// Whether the publisher emits an element only when every subscriber has demand for it
+    /// (the JVM's `doesCoordinatedEmission`, which its processor verification has). With
+    /// multiple subscribers declared, the 1.11 tests then let every subscriber request before
+    /// they wait for an element (with independent demand, each waits after its own request).
+    fn does_coordinated_emission(&self) -> bool {
+        false
+    }
+
     /// The timeouts of every test (default: [`Timeouts::from_env`]).
     fn timeouts(&self) -> Timeouts {
         Timeouts::from_env()
+    }
+}
+
+/// What a publisher declares about the subscribers it serves at once (rule 1.11), through
+/// [`PublisherVerification::max_supported_subscribers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SupportedSubscribers {
+    /// Nothing declared: the 1.11 tests are optional (an unmet one is skipped), as in the JVM
+    /// TCK.
+    Undeclared,
+    /// At most this many subscribers at once: with 2 or more, the 1.11 tests are required; with
+    /// 1 (unicast), they are skipped as not applicable.
+    AtMost(u64),
+}
+
+impl SupportedSubscribers {
+    /// Any number of subscribers at once: `AtMost(u64::MAX)`.
+    pub const MANY: SupportedSubscribers = SupportedSubscribers::AtMost(u64::MAX);
+
+    /// Whether at least two subscribers at once are declared (the 1.11 tests are then
+    /// required).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::publisher::SupportedSubscribers;
+    /// assert!(SupportedSubscribers::MANY.is_multiple());
+    /// assert!(!SupportedSubscribers::AtMost(1).is_multiple());
+    /// assert!(!SupportedSubscribers::Undeclared.is_multiple());
+    /// ```
+    pub fn is_multiple(self) -> bool {
+        matches!(self, SupportedSubscribers::AtMost(n) if n >= 2)
     }
 }
 
@@ -228,7 +333,22 @@ pub trait PublisherVerification: Send + Sync + 'static {
 ///
 /// See the [module docs](self).
 pub fn verify<V: PublisherVerification>(implementation: impl Into<String>, v: V) -> Suite {
-    Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>())
+    let multiple = v.max_supported_subscribers().is_multiple();
+    let mut suite = Suite::new(implementation, VERIFICATION, v.timeouts(), v, specs::<V>());
+    if multiple {
+        required_multicast(&mut suite);
+    }
+    suite
+}
+
+/// Marks the 1.11 tests of `suite` as required (the verification declares multiple
+/// subscribers: their bodies then fail instead of reporting an unmet optional requirement).
+pub(crate) fn required_multicast(suite: &mut Suite) {
+    for t in &mut suite.tests {
+        if t.rule == "1.11" {
+            t.kind = Kind::Required;
+        }
+    }
 }
 
 /// How a bridge from the JVM maps a JVM demand (`long`) to a Rust one: positive values pass,
@@ -246,7 +366,7 @@ pub fn demand_from_jvm(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-/// The 38 tests, in the JVM TCK's order of rules.
+/// The 40 tests, in the JVM TCK's order of rules (ours next to the JVM's of the same rule).
 pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
     let table = specs![V, checks:
         required_create_publisher1_must_produce_a_stream_of_exactly1_element, "required_createPublisher1MustProduceAStreamOfExactly1Element", "",
@@ -297,6 +417,8 @@ pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
             "do all subscribers see the same elements in the same order (one shared sequence, one position per subscriber)?";
         optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, "optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected", "1.11",
             "do all subscribers see the same elements in the same order, each followed by on_complete?";
+        optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, "", "1.11",
+            "does a subscriber joining leave the others' subscriptions alone (one subscription state per subscriber, added to a list, never replacing a single slot)?";
         required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, "required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe", "3.2",
             "does a request from inside on_next or on_subscribe only record demand? no lock, RefCell borrow or other exclusive state may be held across a call to the subscriber";
         required_spec303_must_not_allow_unbounded_recursion, "required_spec303_mustNotAllowUnboundedRecursion", "3.3",
@@ -317,6 +439,8 @@ pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
             "send rs_api::SpecViolation::NonPositiveRequest, whose message names rule 3.9";
         required_spec312_cancel_must_make_the_publisher_to_eventually_stop_signaling, "required_spec312_cancelMustMakeThePublisherToEventuallyStopSignaling", "3.12",
             "after cancel, does the drain loop check the cancelled flag before each on_next instead of flushing what was requested?";
+        required_spec312_cancel_under_unbounded_demand_must_make_the_publisher_stop_signaling, "", "3.12",
+            "is the cancelled flag checked before each on_next also on the unbounded-demand path (a fast loop for request(UNBOUNDED) must not skip it)?";
         required_spec313_cancel_must_make_the_publisher_eventually_drop_all_references_to_the_subscriber, "required_spec313_cancelMustMakeThePublisherEventuallyDropAllReferencesToTheSubscriber", "3.13",
             "does cancel make the publisher drop the subscriber (take it out of the state in the drain loop), also when no further signal is due?";
         required_spec317_must_support_a_pending_element_count_up_to_long_max_value, "required_spec317_mustSupportAPendingElementCountUpToLongMaxValue", "3.17",

@@ -82,9 +82,84 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
         let _ = subscriber;
     }
 
+    /// A fresh subscriber whose clones are handles of the same subscriber (they share its
+    /// state), if yours is such a handle; `None` (the default) if it is not `Clone`.
+    ///
+    /// Only the loom mode's rule 2.5 scenario uses it
+    /// ([`loom::verify_subscriber`](crate::loom::verify_subscriber)): with a cloneable
+    /// subscriber, two threads call `on_subscribe` **on two clones at once**, as two publishers
+    /// handed clones of one subscriber do, so a "first subscription wins" check that is a load
+    /// and a separate store is caught. Without one, the two calls race on one subscriber behind
+    /// a lock (the only way to call a `&mut self` subscriber from two threads), which
+    /// serialises them. Return your subscriber here if it is `Clone`: otherwise its 2.5 race is
+    /// not checked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::{Error, Subscriber, SubscriptionRef};
+    /// use rs_impl::loom::sync::{Arc, atomic::{AtomicBool, Ordering}};
+    /// use rs_tck::subscriber::SubscriberBlackboxVerification;
+    ///
+    /// /// Keeps the first subscription it is given, whichever clone is given it.
+    /// #[derive(Clone, Default)]
+    /// struct Shared(Arc<AtomicBool>);
+    /// impl Subscriber<u64> for Shared {
+    ///     fn on_subscribe(&mut self, s: SubscriptionRef) {
+    ///         // One atomic step: a load followed by a store would let both calls through.
+    ///         if self.0.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+    ///             s.request(1);
+    ///         } else {
+    ///             s.cancel(); // 2.5
+    ///         }
+    ///     }
+    ///     fn on_next(&mut self, _: u64) {}
+    ///     fn on_error(&mut self, _: Error) {}
+    ///     fn on_complete(&mut self) {}
+    /// }
+    /// struct V;
+    /// impl SubscriberBlackboxVerification for V {
+    ///     type Item = u64;
+    ///     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static { Shared::default() }
+    ///     fn create_element(&self, i: u64) -> u64 { i }
+    ///     fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<u64> + Clone + 'static> {
+    ///         Some(Shared::default())
+    ///     }
+    /// }
+    /// let suite = rs_tck::loom::verify_subscriber("shared", V);
+    /// assert_eq!(suite.tests[0].run().outcome, rs_tck::outcome::Outcome::Passed);
+    /// ```
+    fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<Self::Item> + Clone + 'static> {
+        None::<NotCloneable<Self::Item>>
+    }
+
     /// The timeouts of every test (default: [`Timeouts::from_env`]).
     fn timeouts(&self) -> Timeouts {
         Timeouts::from_env()
+    }
+}
+
+/// The type of [`SubscriberBlackboxVerification::create_cloneable_subscriber`]'s default `None`:
+/// no value of it exists.
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // never constructed: it cannot be
+pub(crate) struct NotCloneable<T>(
+    std::convert::Infallible,
+    std::marker::PhantomData<fn() -> T>,
+);
+
+impl<T> Subscriber<T> for NotCloneable<T> {
+    fn on_subscribe(&mut self, _subscription: SubscriptionRef) {
+        match self.0 {}
+    }
+    fn on_next(&mut self, _item: T) {
+        match self.0 {}
+    }
+    fn on_error(&mut self, _error: Error) {
+        match self.0 {}
+    }
+    fn on_complete(&mut self) {
+        match self.0 {}
     }
 }
 

@@ -319,6 +319,15 @@ pub struct ManualPublisher<T> {
     inner: Arc<Inner<T>>,
 }
 
+/// A clone is a handle of the same publisher (for a helper thread that watches it).
+impl<T> Clone for ManualPublisher<T> {
+    fn clone(&self) -> Self {
+        ManualPublisher {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
 impl<T> fmt::Debug for ManualPublisher<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ManualPublisher")
@@ -496,6 +505,22 @@ impl<T: Send + 'static> ManualPublisher<T> {
                 panic_message(&*p)
             ));
         }
+    }
+
+    /// Waits (spinning, up to `timeout`) until the subscriber has a `request` or `cancel` call
+    /// in progress on the subscription; whether it did. With a linger set
+    /// ([`set_linger`](Self::set_linger)) each call stays in progress that long, so a call
+    /// made right after this returns `true` overlaps it unless the subscriber serialises its
+    /// calls (rule 2.7).
+    pub fn wait_for_call_in_progress(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        while self.inner.active.load(Ordering::Acquire) == 0 {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
     }
 
     /// Whether everything queued has been delivered.

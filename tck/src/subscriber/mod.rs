@@ -8,6 +8,32 @@
 //! | [`ProbeReporting`] | a thin wrapper that makes an existing subscriber report to the probe |
 //! | [`whitebox::verify`], [`blackbox::verify`] | the suites, for [`tck_main!`](crate::tck_main) or the runner |
 //!
+//! # Whitebox or blackbox?
+//!
+//! Run **both** when you can; they check different things. Which one a subscriber can run:
+//!
+//! * **Blackbox** ([`SubscriberBlackboxVerification`]) needs only a factory: the TCK sees the
+//!   subscriber from outside, through the calls it makes on its subscription. Use it for any
+//!   subscriber, also one you cannot change (a third party's, a type without a handle), and
+//!   first for one that manages its own demand. What it cannot do is make the subscriber act:
+//!   the rules that need the subscriber to cancel or to request a given amount when told
+//!   (2.6, 2.8, 3.8, 3.14) are untested there, and it cannot see whether the subscriber
+//!   processed each signal. The loom mode's 2.5 scenario takes a blackbox verification too
+//!   ([`loom::verify_subscriber`](crate::loom::verify_subscriber)).
+//! * **Whitebox** ([`SubscriberWhiteboxVerification`]) needs the subscriber to report every
+//!   signal it processed to a [`WhiteboxSubscriberProbe`] and to hand the TCK a
+//!   [`SubscriberPuppet`] (`trigger_request`, `signal_cancel`) — write it in, or wrap an
+//!   existing subscriber in [`ProbeReporting`] with a puppet over its handle. In exchange the
+//!   TCK drives it: 2.6, 2.8, 3.8 and 3.14 are real checks, 2.4 is checked on what the puppet
+//!   does after the end, and every element and error must reach the probe as sent. For a
+//!   subscriber that keeps requesting by itself, a puppet whose `trigger_request` does nothing
+//!   is correct: the checks wait for the subscriber's own requests (rule 2.7's check included,
+//!   which cancels while any call of the subscriber is in progress).
+//!
+//! A processor's subscriber side runs the whitebox tests through the processor verification
+//! ([`crate::processor`]); this workspace's ready-made subscribers run both (the runner's
+//! registry).
+//!
 //! # What the TCK's publisher checks on every call
 //!
 //! The subscriber under test gets its subscription from a [`ManualPublisher`], which flops
@@ -34,7 +60,7 @@
 //! | `untested_spec204_mustConsiderTheSubscriptionAsCancelledInAfterRecievingOnCompleteOrOnError` | `untested_spec204_must_consider_the_subscription_as_cancelled_in_after_recieving_on_complete_or_on_error` | 2.4 | **real:** after `on_complete` (and, separately, `on_error`) `trigger_request(1)` twice must not reach the subscription |
 //! | `required_spec205_mustCallSubscriptionCancelIfItAlreadyHasAnSubscriptionAndReceivesAnotherOnSubscribeSignal` | `required_spec205_must_call_subscription_cancel_if_it_already_has_an_subscription_and_receives_another_on_subscribe_signal` | 2.5 | as the JVM |
 //! | `untested_spec206_mustCallSubscriptionCancelIfItIsNoLongerValid` | `untested_spec206_must_call_subscription_cancel_if_it_is_no_longer_valid` | 2.6 | **real:** `signal_cancel()` with no further signal to come must still reach the subscription (no lazy cancel) |
-//! | `untested_spec207_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization` | `untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization` | 2.7 | **real:** the puppet is driven from two threads at once while each call lingers in the subscription; an overlap fails |
+//! | `untested_spec207_mustEnsureAllCallsOnItsSubscriptionTakePlaceFromTheSameThreadOrTakeCareOfSynchronization` | `untested_spec207_must_ensure_all_calls_on_its_subscription_take_place_from_the_same_thread_or_take_care_of_synchronization` | 2.7 | **real:** the puppet is driven from two threads at once while elements are delivered against the demand and each call lingers in the subscription; the cancel comes while a call is in progress (the puppet's, or the subscriber's own from inside `on_next`, so a `trigger_request` that does nothing still gets checked); an overlap fails |
 //! | `required_spec208_mustBePreparedToReceiveOnNextSignalsAfterHavingCalledSubscriptionCancel` | `required_spec208_must_be_prepared_to_receive_on_next_signals_after_having_called_subscription_cancel` | 2.8 | as the JVM |
 //! | `required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithPrecedingRequestCall` | `required_spec209_must_be_prepared_to_receive_an_on_complete_signal_with_preceding_request_call` | 2.9 | as the JVM |
 //! | `required_spec209_mustBePreparedToReceiveAnOnCompleteSignalWithoutPrecedingRequestCall` | `required_spec209_must_be_prepared_to_receive_an_on_complete_signal_without_preceding_request_call` | 2.9 | as the JVM |

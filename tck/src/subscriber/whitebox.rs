@@ -319,15 +319,20 @@ pub(crate) fn untested_spec207_must_ensure_all_calls_on_its_subscription_take_pl
     env: &TestEnvironment,
 ) -> TestResult {
     run(v, env, Mode::Manual, |s| {
-        s.publisher.set_linger(env.default_timeout() / 20);
-        // Two puppet threads, and this thread delivering elements against the demand, so that
-        // the subscriber's own requests (made from inside `on_next`, as replenishing
-        // subscribers do) race the puppet's `signal_cancel` from another thread.
+        // Every call lingers in the subscription, so that an overlapping call is caught.
+        s.publisher.set_linger(env.default_timeout() / 4);
+        // Two puppet threads request; then one of them cancels while a call of the subscriber
+        // is in progress, whoever made it: the puppet's `trigger_request`, or the subscriber's
+        // own request from inside `on_next` (this thread delivers elements against the
+        // demand, as replenishing subscribers, whose `trigger_request` may do nothing, need).
+        // No call may overlap another, whatever the hooks do.
         let barrier = Arc::new(Barrier::new(3));
         let (tx, rx) = mpsc::channel::<Result<(), String>>();
         for thread in 0..2 {
             let puppet = s.puppet.clone();
+            let publisher = s.publisher.clone();
             let (barrier, tx) = (barrier.clone(), tx.clone());
+            let wait = env.default_timeout() * 2;
             std::thread::spawn(move || {
                 barrier.wait();
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -335,6 +340,8 @@ pub(crate) fn untested_spec207_must_ensure_all_calls_on_its_subscription_take_pl
                         puppet.trigger_request(1);
                     }
                     if thread == 1 {
+                        // Cancels in any case, once a call is in progress or the wait is over.
+                        publisher.wait_for_call_in_progress(wait);
                         puppet.signal_cancel();
                     }
                 }));
@@ -343,8 +350,7 @@ pub(crate) fn untested_spec207_must_ensure_all_calls_on_its_subscription_take_pl
         }
         drop(tx);
         barrier.wait();
-        // Deliver up to 8 elements, each only against outstanding demand, until the cancel;
-        // between deliveries, pace by the linger so the puppets' calls get their turn.
+        // Deliver up to 8 elements, each only against outstanding demand, until the cancel.
         let mut sent = 0;
         for _ in 0..200 {
             if sent == 8 || s.publisher.is_cancelled() {

@@ -8,12 +8,12 @@
 //! * [`ProcKnobs`] break the processor's own rules.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use rs_api::{
     BoxSubscriber, Error, Processor, Publisher, Subscriber, Subscription, SubscriptionRef,
-    UNBOUNDED,
+    UNBOUNDED, UNBOUNDED_THRESHOLD,
 };
 use rs_impl::processor::IdentityProcessor;
 use rs_tck::processor::IdentityProcessorVerification;
@@ -56,6 +56,8 @@ struct PShared {
     elements: AtomicU64,
     /// Downstream states kept alive on purpose (3.13 knob).
     leaks: Mutex<Vec<Arc<DownState>>>,
+    /// The latest downstream subscriber (the `drop_earlier_subscriber_on_join` knob).
+    latest: Mutex<Option<Weak<DownState>>>,
 }
 
 impl PShared {
@@ -440,7 +442,10 @@ impl Subscription for DownSubscription {
             }
             return;
         }
-        if k.ignore_cancel {
+        if k.ignore_cancel
+            || (k.ignore_cancel_under_unbounded_demand
+                && st.demand.load(Ordering::Acquire) >= UNBOUNDED_THRESHOLD)
+        {
             return;
         }
         if k.complete_on_cancel && !st.in_signal.load(Ordering::Acquire) {
@@ -496,6 +501,22 @@ impl Publisher<u64> for BrokenProcessor {
             first: AtomicBool::new(true),
             cancelled: AtomicBool::new(false),
         });
+        if k.drop_earlier_subscriber_on_join {
+            let mut latest = lock(&sh.latest);
+            if let Some(earlier) = latest.take().and_then(|w| w.upgrade()) {
+                // Dropped without a signal: its subscriber just stops hearing anything.
+                earlier.cancelled.store(true, Ordering::Release);
+                if let Ok(mut g) = earlier.subscriber.try_lock() {
+                    let s = g.take();
+                    drop(g);
+                    drop(s);
+                }
+                if let Some(i) = earlier.inner() {
+                    i.cancel();
+                }
+            }
+            *latest = Some(Arc::downgrade(&st));
+        }
         self.inner.subscribe(Box::new(DownSubscriber(st)));
     }
 }
@@ -513,6 +534,8 @@ pub(crate) struct BrokenIdentity {
     /// The processor's own knobs.
     pub(crate) processor: ProcKnobs,
     pub(crate) coordinated: bool,
+    /// `max_supported_subscribers`.
+    pub(crate) max_subscribers: u64,
 }
 
 impl Default for BrokenIdentity {
@@ -522,6 +545,7 @@ impl Default for BrokenIdentity {
             subscriber: SubKnobs::default(),
             processor: ProcKnobs::default(),
             coordinated: true,
+            max_subscribers: u64::MAX,
         }
     }
 }
@@ -548,6 +572,7 @@ impl IdentityProcessorVerification for BrokenIdentity {
                 state: Mutex::new(()),
                 elements: AtomicU64::new(0),
                 leaks: Mutex::new(Vec::new()),
+                latest: Mutex::new(None),
             }),
             handles: Arc::new(()),
         }
@@ -572,5 +597,9 @@ impl IdentityProcessorVerification for BrokenIdentity {
 
     fn does_coordinated_emission(&self) -> bool {
         self.coordinated
+    }
+
+    fn max_supported_subscribers(&self) -> u64 {
+        self.max_subscribers
     }
 }

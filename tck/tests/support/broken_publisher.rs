@@ -2,13 +2,19 @@
 //! its knobs say. Elements are `u64`s, produced lazily (so `i32::MAX` elements cost nothing).
 //!
 //! It is a small, self-contained drain loop (a work-in-progress counter plus a locked state),
-//! so that each knob can break one thing in one place.
+//! so that each knob can break one thing in one place. With the `own_thread` knob the same
+//! passes run on a thread of its own per subscription instead of the caller's: every signal,
+//! `on_subscribe` first, comes from that thread, and `request`/`cancel` only record and wake it
+//! (the shape of a publisher over a blocking source).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
-use rs_api::{BoxSubscriber, Error, Publisher, SpecViolation, Subscription, SubscriptionRef};
-use rs_tck::publisher::PublisherVerification;
+use rs_api::{
+    BoxSubscriber, Error, Publisher, SpecViolation, Subscription, SubscriptionRef,
+    UNBOUNDED_THRESHOLD,
+};
+use rs_tck::publisher::{PublisherVerification, SupportedSubscribers};
 
 /// What to break. Every knob off: a correct publisher.
 #[derive(Debug, Clone, Default)]
@@ -65,6 +71,18 @@ pub(crate) struct Knobs {
     pub(crate) unicast: bool,
     /// 1.11: each subscriber gets a different sequence.
     pub(crate) per_subscriber_sequence: bool,
+    /// 1.11: a new subscriber silently takes the place of the one before (which is dropped
+    /// without a signal), as a publisher with one subscriber slot does.
+    pub(crate) drop_earlier_subscriber_on_join: bool,
+    /// 3.12: under unbounded demand, the emission loop no longer checks the cancelled flag (a
+    /// fast path for `request(UNBOUNDED)`).
+    pub(crate) ignore_cancel_under_unbounded_demand: bool,
+    /// 3.17: demand is kept as a signed 64-bit count that wraps (a Java `long` without an
+    /// overflow check): past `i64::MAX` it turns negative, and the publisher stalls.
+    pub(crate) signed_wrapping_demand: bool,
+    /// Not a fault: every signal comes from a thread of the publisher's own, started by
+    /// `subscribe` (see the module docs).
+    pub(crate) own_thread: bool,
 }
 
 /// The publisher.
@@ -72,6 +90,8 @@ pub(crate) struct TestPublisher {
     elements: u64,
     knobs: Arc<Knobs>,
     subscribers: AtomicU64,
+    /// The latest subscription (the `drop_earlier_subscriber_on_join` knob).
+    latest: Mutex<Option<Weak<TestSubscription>>>,
 }
 
 impl TestPublisher {
@@ -81,6 +101,7 @@ impl TestPublisher {
             elements,
             knobs: Arc::new(knobs),
             subscribers: AtomicU64::new(0),
+            latest: Mutex::new(None),
         }
     }
 }
@@ -129,6 +150,8 @@ impl Publisher<u64> for TestPublisher {
             cancels: AtomicU32::new(0),
             zero: AtomicBool::new(false),
             demand_error: AtomicBool::new(false),
+            woken: Mutex::new(false),
+            wake: Condvar::new(),
             state: Mutex::new(State {
                 subscriber: None,
                 zombie: None,
@@ -139,6 +162,15 @@ impl Publisher<u64> for TestPublisher {
                 terminated: false,
             }),
         });
+        if k.drop_earlier_subscriber_on_join {
+            let mut latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(earlier) = latest.take().and_then(|w| w.upgrade()) {
+                // Dropped without a signal: its subscriber just stops hearing anything.
+                earlier.cancelled.store(true, Ordering::Release);
+                earlier.drain(None);
+            }
+            *latest = Some(Arc::downgrade(&sub));
+        }
         let handle: SubscriptionRef = sub.clone();
         if k.terminal_before_on_subscribe {
             if k.fail {
@@ -156,6 +188,10 @@ impl Publisher<u64> for TestPublisher {
                 s.on_subscribe(handle);
             }
             sub.pass(&mut st);
+            return;
+        }
+        if k.own_thread {
+            std::thread::spawn(move || sub.run_own_thread(handle));
             return;
         }
         sub.drain(Some(handle));
@@ -182,6 +218,9 @@ struct TestSubscription {
     cancels: AtomicU32,
     zero: AtomicBool,
     demand_error: AtomicBool,
+    /// The `own_thread` knob: set by `request`/`cancel`, waited for by the thread.
+    woken: Mutex<bool>,
+    wake: Condvar,
     state: Mutex<State>,
 }
 
@@ -191,29 +230,53 @@ impl TestSubscription {
     }
 
     /// The work-in-progress drain loop: one drainer, no lost wake-up (unless a knob says so).
+    /// With `own_thread`, it only wakes the subscription's thread.
     fn drain(&self, mut first: Option<SubscriptionRef>) {
+        if self.knobs.own_thread {
+            *self.woken.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            self.wake.notify_one();
+            return;
+        }
         if self.wip.fetch_add(1, Ordering::AcqRel) != 0 {
             return;
         }
         let mut missed = 1;
         loop {
-            {
-                let mut st = self.lock();
-                self.draining.store(true, Ordering::Release);
-                if let Some(h) = first.take() {
-                    if !self.knobs.skip_on_subscribe {
-                        if let Some(s) = st.subscriber.as_mut() {
-                            s.on_subscribe(h);
-                        }
-                    }
-                }
-                self.pass(&mut st);
-                self.draining.store(false, Ordering::Release);
-            }
+            self.drain_pass(&mut first);
             missed = self.wip.fetch_sub(missed, Ordering::AcqRel) - missed;
             if missed == 0 {
                 break;
             }
+        }
+    }
+
+    /// One pass: `on_subscribe` first (`first`), then whatever is due; whether the
+    /// subscription is over.
+    fn drain_pass(&self, first: &mut Option<SubscriptionRef>) -> bool {
+        let mut st = self.lock();
+        self.draining.store(true, Ordering::Release);
+        if let Some(h) = first.take() {
+            if !self.knobs.skip_on_subscribe {
+                if let Some(s) = st.subscriber.as_mut() {
+                    s.on_subscribe(h);
+                }
+            }
+        }
+        self.pass(&mut st);
+        self.draining.store(false, Ordering::Release);
+        st.terminated
+    }
+
+    /// The `own_thread` knob: the subscription's thread runs every pass, woken by `request`
+    /// and `cancel`, until the subscription is over.
+    fn run_own_thread(&self, handle: SubscriptionRef) {
+        let mut first = Some(handle);
+        while !self.drain_pass(&mut first) {
+            let mut woken = self.woken.lock().unwrap_or_else(|e| e.into_inner());
+            while !*woken {
+                woken = self.wake.wait(woken).unwrap_or_else(|e| e.into_inner());
+            }
+            *woken = false;
         }
     }
 
@@ -232,7 +295,10 @@ impl TestSubscription {
             if st.terminated {
                 return;
             }
-            if self.cancelled.load(Ordering::Acquire) {
+            let unbounded = self.demand.load(Ordering::Acquire) >= UNBOUNDED_THRESHOLD;
+            if self.cancelled.load(Ordering::Acquire)
+                && !(k.ignore_cancel_under_unbounded_demand && unbounded)
+            {
                 if let Some(s) = st.subscriber.as_mut() {
                     if k.complete_on_cancel {
                         s.on_complete();
@@ -282,7 +348,10 @@ impl TestSubscription {
                 }
                 return;
             }
-            let demand = self.demand.load(Ordering::Acquire);
+            let mut demand = self.demand.load(Ordering::Acquire);
+            if k.signed_wrapping_demand && (demand as i64) < 0 {
+                demand = 0; // a negative Java long: no demand
+            }
             let mut allowed = if demand > 0 {
                 demand.saturating_add(k.extra_elements)
             } else {
@@ -308,6 +377,8 @@ impl TestSubscription {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
                 Some(if k.panic_on_demand_overflow {
                     d.checked_add(n).expect("demand overflow (test knob)")
+                } else if k.signed_wrapping_demand {
+                    (d as i64).wrapping_add(n as i64) as u64
                 } else {
                     d.saturating_add(n)
                 })
@@ -401,6 +472,8 @@ pub(crate) struct Broken {
     pub(crate) max_elements: u64,
     /// `bounded_depth_of_on_next_and_request_recursion`.
     pub(crate) depth: u64,
+    /// `max_supported_subscribers` (the test publisher is cold: any number is true).
+    pub(crate) subscribers: SupportedSubscribers,
 }
 
 impl Broken {
@@ -411,6 +484,7 @@ impl Broken {
             failed: Some(Knobs::default()),
             max_elements: rs_tck::publisher::DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER,
             depth: 1,
+            subscribers: SupportedSubscribers::Undeclared,
         }
     }
 
@@ -419,6 +493,28 @@ impl Broken {
         Broken {
             knobs,
             ..Broken::correct()
+        }
+    }
+
+    /// A correct publisher and a correct failed publisher, each signalling from a thread of
+    /// its own.
+    pub(crate) fn own_thread() -> Self {
+        let k = Knobs {
+            own_thread: true,
+            ..Knobs::default()
+        };
+        Broken {
+            knobs: k.clone(),
+            failed: Some(k),
+            ..Broken::correct()
+        }
+    }
+
+    /// `self`, declaring multiple subscribers (the 1.11 tests become required).
+    pub(crate) fn multicast(self) -> Self {
+        Broken {
+            subscribers: SupportedSubscribers::MANY,
+            ..self
         }
     }
 
@@ -450,5 +546,9 @@ impl PublisherVerification for Broken {
 
     fn bounded_depth_of_on_next_and_request_recursion(&self) -> u64 {
         self.depth
+    }
+
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        self.subscribers
     }
 }

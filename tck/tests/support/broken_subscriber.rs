@@ -43,6 +43,10 @@ pub(crate) struct SubKnobs {
     /// 2.7: replenishes with `request(1)` from inside `on_next` (whitebox too), without
     /// serialising that call with the puppet's (the puppet's own calls stay serial).
     pub(crate) replenish_unserialized: bool,
+    /// Not a fault: a whitebox subscriber that requests by itself (4 in `on_subscribe`, 1 after
+    /// each element, serialised with its cancel) and whose puppet's `trigger_request` does
+    /// nothing, as `ProbeReporting`'s docs recommend for such subscribers.
+    pub(crate) self_requesting: bool,
     /// 2.8: `on_next` after cancel panics.
     pub(crate) panic_on_next_after_cancel: bool,
     /// 2.9: `on_complete` panics.
@@ -156,7 +160,7 @@ impl SubscriberPuppet for Puppet {
     fn trigger_request(&self, elements: u64) {
         let sh = &self.0;
         let k = &sh.knobs;
-        if k.no_request {
+        if k.no_request || k.self_requesting {
             return;
         }
         let n = if k.short_request && elements > 1 {
@@ -230,6 +234,9 @@ impl Subscriber<u64> for TestSubscriber {
                 if !k.no_register {
                     probe.register_on_subscribe(Puppet(sh.clone()));
                 }
+                if k.self_requesting {
+                    sh.call(|| subscription.request(4));
+                }
             }
             None => {
                 if k.lock_across_request {
@@ -281,8 +288,12 @@ impl Subscriber<u64> for TestSubscriber {
         }
         if let Some(p) = &self.probe {
             p.register_on_next(item);
-            if let (Some(s), false, true) = (&s, cancelled, k.replenish_unserialized) {
-                s.request(1);
+            if let (Some(s), false) = (&s, cancelled) {
+                if k.replenish_unserialized {
+                    s.request(1);
+                } else if k.self_requesting {
+                    sh.call(|| s.request(1));
+                }
             }
         } else if let (Some(s), false, false) =
             (s, cancelled, k.no_request || k.lock_across_request)

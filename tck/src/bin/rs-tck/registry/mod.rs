@@ -9,12 +9,17 @@
 //! | [`sources`] | `source::range`, `source::from_iter`, `source::from_fn`, `source::from_pull`, `source::empty` | publisher |
 //! | [`subscribers`] | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)`, `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
+//! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
+//! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
 
 mod compat;
+mod examples;
+#[cfg(not(rs_loom))]
+mod islands;
 mod processors;
 mod sources;
 mod subscribers;
@@ -23,13 +28,16 @@ use rs_tck::suite::Suite;
 
 /// Every registered suite, in table order.
 pub(crate) fn all() -> Vec<Suite> {
-    [
+    let mut suites = vec![
         sources::suites(),
         subscribers::suites(),
         processors::suites(),
+        examples::suites(),
         compat::suites(),
-    ]
-    .concat()
+    ];
+    #[cfg(not(rs_loom))]
+    suites.push(islands::suites());
+    suites.concat()
 }
 
 /// Every registered loom suite, in table order.
@@ -39,6 +47,7 @@ pub(crate) fn loom() -> Vec<Suite> {
         sources::loom_suites(),
         subscribers::loom_suites(),
         processors::loom_suites(),
+        examples::loom_suites(),
         compat::loom_suites(),
     ]
     .concat()

@@ -1,6 +1,7 @@
 //! `rs_impl::source`'s publishers, each with `source::failed` as its failed publisher, in the
 //! publisher verification and in the loom mode (where `source::empty`'s scenarios are skipped:
-//! they need elements).
+//! they need elements). All are cold (a fresh run per subscriber), so each declares multiple
+//! subscribers: the 1.11 tests are required of them.
 //! `source::never` is not registered: it cannot produce `n` elements for any `n`, nor complete.
 //!
 //! | implementation | notes |
@@ -17,7 +18,9 @@ use std::marker::PhantomData;
 use rs_api::{BoxPublisher, Error, Publisher};
 use rs_impl::source::{self, Pull, Pulled};
 use rs_tck::loom;
-use rs_tck::publisher::{self, PublisherVerification, DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER};
+use rs_tck::publisher::{
+    self, PublisherVerification, SupportedSubscribers, DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER,
+};
 use rs_tck::suite::Suite;
 
 /// The publisher suites.
@@ -102,6 +105,11 @@ where
 
     fn max_elements_from_publisher(&self) -> u64 {
         self.max_elements
+    }
+
+    /// Cold: every subscriber gets its own run (the 1.11 tests are required).
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
     }
 }
 

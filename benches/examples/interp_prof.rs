@@ -1,0 +1,15 @@
+//! Runs one implementation of the `interpreter` scenario once, for profilers:
+//! `interp_prof [interpreter|no-gate|flow] K N` (for example under `valgrind --tool=callgrind`,
+//! for instruction counts per element that do not depend on the machine's load).
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let which = args.next().unwrap_or_else(|| "interpreter".to_owned());
+    let k: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
+    let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let s = match which.as_str() {
+        "flow" => rs_benches::scenarios::interpreter::flow_fused(k, n),
+        "no-gate" => rs_benches::scenarios::interpreter::interpreter_no_gate(k, n),
+        _ => rs_benches::scenarios::interpreter::interpreter(k, n),
+    };
+    println!("{s}");
+}

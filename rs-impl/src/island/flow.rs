@@ -1,0 +1,630 @@
+//! The user-facing builder: from a `Publisher` (or an iterator), through stages, to a
+//! `Publisher` whose every subscription runs as one island.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc as StdArc;
+
+use rs_api::{
+    BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
+};
+
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+
+use super::edge::{InputShared, InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
+use super::fused::{self, Op};
+use super::future::{Island, DEFAULT_BUDGET};
+use super::interpreter::{BuildError, GraphBuilder};
+use super::runtime::Runtime;
+use super::stage::{Inlet, Outlet, PortId, Stage};
+use super::stages;
+use super::IslandError;
+use crate::panics as report;
+
+/// The input buffer of [`Flow::from_publisher`] (elements prefetched from the upstream).
+pub const DEFAULT_INPUT_BUFFER: usize = 16;
+
+/// Adds the source; returns the connection whose in-port the next stage takes.
+type SourceFn = dyn Fn(&mut GraphBuilder) -> Result<u32, BuildError> + Send + Sync;
+/// Adds one stage after the connection given; returns its output connection.
+type StepFn = dyn Fn(&mut GraphBuilder, u32) -> Result<u32, BuildError> + Send + Sync;
+
+/// One step of a blueprint: a stage of its own, or an operator fused with its neighbours.
+#[derive(Clone)]
+enum Step {
+    Stage(StdArc<StepFn>),
+    Op(Op),
+}
+
+/// A blueprint of a linear stream: a source, then stages, producing `T`.
+///
+/// Nothing runs until [`into_publisher`](Flow::into_publisher)'s publisher is subscribed to
+/// (or [`into_island`](Flow::into_island) is run): each subscription materialises the whole
+/// blueprint afresh as one [`Island`] — its own upstream subscription, its own stage state —
+/// so the publisher is cold, like the sources in [`crate::source`]. The functions given to
+/// `map`, `filter`, … are shared (behind an `Arc`) by every materialisation. A blueprint is
+/// a `Vec` of steps, so chains of any length build without recursion.
+///
+/// **Fusion:** consecutive `map`, `filter`, `take`, `skip`, `scan` and `identity` become one
+/// interpreter stage that runs them as a chain of direct calls (at most 64 per stage), so such
+/// a hop costs a function call, not an interpreter event; `fold`, `take(0)` and user stages
+/// added with [`via`](Flow::via) are stages of their own.
+///
+/// # Contract of the resulting publisher
+///
+/// * **Signals** reach the subscriber serially (rule 1.3): `on_subscribe` on the thread that
+///   calls `subscribe`, before it returns (with every stage's `pre_start`, and the upstream's
+///   `subscribe`); every later signal on the island's thread (a worker of the runtime).
+/// * **`request` and `cancel`** may be called from any thread, also from inside `on_next`; they
+///   only record and post to the island, and return at once (3.2–3.5). `request(0)` ends the
+///   subscription with `on_error` naming rule 3.9; demand saturates (3.17).
+/// * **Slow subscriber:** the island pulls from its upstream only what downstream demand
+///   allows: at most one element per connection inside the island, plus the input buffer of
+///   [`from_publisher`](Flow::from_publisher) (16 by default). Memory is bounded by that.
+/// * **Cancel** cancels the upstream subscription and finalises every stage (their state is
+///   dropped); elements in flight are dropped.
+/// * **Termination:** the upstream's completion reaches the subscriber after every element it
+///   sent (deferred until the input buffer drained), an upstream error at once (buffered input
+///   is dropped); a stage that panics fails the stream with
+///   [`IslandError::StagePanicked`].
+/// * **A panicking subscriber** is cancelled (2.13), which cancels the upstream too; the panic
+///   is reported through [`crate::panics`]. Other subscriptions run on other islands and are
+///   unaffected.
+/// * **Late subscribers** get their own run of the whole stream.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::island::{Flow, Runtime};
+/// use rs_impl::{source, subscriber::{collect, RequestStrategy}};
+///
+/// let runtime = Runtime::with_threads(1).unwrap();
+/// let evens_squared = Flow::from_publisher(source::range(0u64..100))
+///     .filter(|x| x % 2 == 0)
+///     .map(|x| x * x)
+///     .take(3)
+///     .into_publisher(&runtime);
+/// let (s, h) = collect(RequestStrategy::OneByOne);
+/// evens_squared.subscribe(Box::new(s));
+/// assert_eq!(h.wait().unwrap(), vec![0, 4, 16]);
+/// ```
+pub struct Flow<T> {
+    source: StdArc<SourceFn>,
+    steps: Vec<Step>,
+    budget: u64,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Flow<T> {
+    fn clone(&self) -> Self {
+        Flow {
+            source: self.source.clone(),
+            steps: self.steps.clone(),
+            budget: self.budget,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Flow<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Flow")
+            .field("stages", &(self.steps.len() + 1))
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> Flow<T> {
+    /// A flow whose elements come from `publisher` (any implementation, ours or foreign),
+    /// through an input buffer of [`DEFAULT_INPUT_BUFFER`] elements.
+    ///
+    /// # Examples
+    ///
+    /// See [`Flow`].
+    pub fn from_publisher<P>(publisher: P) -> Self
+    where
+        P: Publisher<T> + Send + Sync + 'static,
+    {
+        Self::from_shared_publisher(StdArc::new(publisher), DEFAULT_INPUT_BUFFER)
+    }
+
+    /// A flow from a shared publisher, with an input buffer of `buffer` elements (rounded up
+    /// to a power of two, at least 2): prefetched up front, replenished by half after half was
+    /// taken by the island.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let f = rs_impl::island::Flow::from_shared_publisher(Arc::new(rs_impl::source::range(0u8..3)), 4);
+    /// # drop(f);
+    /// ```
+    pub fn from_shared_publisher(publisher: SharedPublisher<T>, buffer: usize) -> Self {
+        Self::from_source(move |g| {
+            let (o, i) = g.connection::<T>();
+            g.add_stage(PublisherSource::new(o, publisher.clone(), buffer));
+            Ok(i.id().index())
+        })
+    }
+
+    /// A flow of the items of `iterable`, produced inside the island (no upstream protocol);
+    /// each materialisation iterates a fresh clone.
+    ///
+    /// # Examples
+    ///
+    /// See [`Runtime`].
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_iter<I>(iterable: I) -> Self
+    where
+        I: IntoIterator<Item = T> + Clone + Send + Sync + 'static,
+        I::IntoIter: Send + 'static,
+    {
+        Self::from_source(move |g| {
+            let (o, i) = g.connection::<T>();
+            g.add_stage(stages::IterSource::new(o, iterable.clone()));
+            Ok(i.id().index())
+        })
+    }
+
+    pub(super) fn from_source<F>(f: F) -> Self
+    where
+        F: Fn(&mut GraphBuilder) -> Result<u32, BuildError> + Send + Sync + 'static,
+    {
+        Flow {
+            source: StdArc::new(f),
+            steps: Vec::new(),
+            budget: DEFAULT_BUDGET,
+            _t: PhantomData,
+        }
+    }
+
+    /// Adds a user-written stage, made by `factory` for each materialisation from its in-port
+    /// and out-port.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::island::{stages::Map, Flow};
+    /// let f = Flow::from_iter(0..3u8).via(|i, o| Map::new(i, o, |x: u8| x as u32));
+    /// # drop(f);
+    /// ```
+    pub fn via<U, S, F>(mut self, factory: F) -> Flow<U>
+    where
+        U: Send + 'static,
+        S: Stage + 'static,
+        F: Fn(Inlet<T>, Outlet<U>) -> S + Send + Sync + 'static,
+    {
+        self.steps.push(Step::Stage(StdArc::new(
+            move |g: &mut GraphBuilder, c: u32| {
+                let inlet = g.inlet::<T>(PortId(c))?;
+                let (o, next) = g.connection::<U>();
+                g.add_stage(factory(inlet, o));
+                Ok(next.id().index())
+            },
+        )));
+        self.retype()
+    }
+
+    /// Adds a fusable operator producing `U`.
+    fn op<U>(mut self, op: Op) -> Flow<U> {
+        self.steps.push(Step::Op(op));
+        self.retype()
+    }
+
+    fn retype<U>(self) -> Flow<U> {
+        Flow {
+            source: self.source,
+            steps: self.steps,
+            budget: self.budget,
+            _t: PhantomData,
+        }
+    }
+
+    /// Passes every element through unchanged (one more stage: for benchmarks and tests).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = rs_impl::island::Flow::from_iter(0..3u8).identity();
+    /// # drop(f);
+    /// ```
+    pub fn identity(self) -> Flow<T> {
+        self.op(fused::identity::<T>())
+    }
+
+    /// Applies `f` to every element.
+    ///
+    /// # Examples
+    ///
+    /// See [`Flow`].
+    pub fn map<U, F>(self, f: F) -> Flow<U>
+    where
+        U: Send + 'static,
+        F: Fn(T) -> U + Send + Sync + 'static,
+    {
+        self.op(fused::map(StdArc::new(f)))
+    }
+
+    /// Keeps the elements for which `f` holds.
+    ///
+    /// # Examples
+    ///
+    /// See [`Flow`].
+    pub fn filter<F>(self, f: F) -> Flow<T>
+    where
+        F: Fn(&T) -> bool + Send + Sync + 'static,
+    {
+        self.op(fused::filter(StdArc::new(f)))
+    }
+
+    /// Passes the first `n` elements, then completes (cancelling the upstream).
+    ///
+    /// # Examples
+    ///
+    /// See [`Flow`].
+    pub fn take(self, n: u64) -> Flow<T> {
+        if n == 0 {
+            // Completes at start, before any pull: a stage of its own.
+            return self.via(move |i, o| stages::Take::new(i, o, 0));
+        }
+        self.op(fused::take::<T>(n))
+    }
+
+    /// Drops the first `n` elements (Pekko's `drop`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = rs_impl::island::Flow::from_iter(0..3u8).skip(1);
+    /// # drop(f);
+    /// ```
+    pub fn skip(self, n: u64) -> Flow<T> {
+        self.op(fused::skip::<T>(n))
+    }
+
+    /// Emits `acc = f(&acc, x)` after each element, starting from `seed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = rs_impl::island::Flow::from_iter(1..4u32).scan(0u32, |a, x| a + x);
+    /// # drop(f);
+    /// ```
+    pub fn scan<S, F>(self, seed: S, f: F) -> Flow<S>
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(&S, T) -> S + Send + Sync + 'static,
+    {
+        self.op(fused::scan::<T, S, F>(seed, StdArc::new(f)))
+    }
+
+    /// Emits the fold of every element with `f` when the upstream completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = rs_impl::island::Flow::from_iter(1..4u32).fold(0u32, |a, x| a + x);
+    /// # drop(f);
+    /// ```
+    pub fn fold<S, F>(self, seed: S, f: F) -> Flow<S>
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(S, T) -> S + Send + Sync + 'static,
+    {
+        let f = StdArc::new(f);
+        self.via(move |i, o| {
+            let f = f.clone();
+            stages::Fold::new(i, o, seed.clone(), move |a: S, x| f(a, x))
+        })
+    }
+
+    /// Sets the island's budget: events per `poll` before it yields to its executor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = rs_impl::island::Flow::from_iter(0..3u8).with_budget(64);
+    /// # drop(f);
+    /// ```
+    pub fn with_budget(mut self, events: u64) -> Self {
+        self.budget = events.max(1);
+        self
+    }
+
+    /// Materialises the blueprint for `subscriber`: one island, to spawn on any executor.
+    ///
+    /// # Errors
+    ///
+    /// The subscriber is given back with the error when the blueprint cannot be built (a
+    /// stage factory panicked, or a user stage declared its ports wrongly).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::island::Flow;
+    /// use rs_impl::subscriber::{collect, RequestStrategy};
+    /// let (s, h) = collect(RequestStrategy::Unbounded);
+    /// let island = Flow::from_iter(0..3u8).map(|x| x * 2).into_island(Box::new(s)).unwrap();
+    /// futures::executor::block_on(island);
+    /// assert_eq!(h.wait().unwrap(), vec![0, 2, 4]);
+    /// ```
+    pub fn into_island(&self, subscriber: BoxSubscriber<T>) -> Result<Island, NotBuilt<T>> {
+        let built = catch_unwind(AssertUnwindSafe(|| -> Result<_, BuildError> {
+            let mut g = GraphBuilder::new();
+            let mut c = (self.source)(&mut g)?;
+            let mut i = 0;
+            while i < self.steps.len() {
+                match &self.steps[i] {
+                    Step::Stage(step) => {
+                        c = step(&mut g, c)?;
+                        i += 1;
+                    }
+                    Step::Op(_) => {
+                        let ops: Vec<Op> = self.steps[i..]
+                            .iter()
+                            .map_while(|s| match s {
+                                Step::Op(op) => Some(op.clone()),
+                                Step::Stage(_) => None,
+                            })
+                            .collect();
+                        i += ops.len();
+                        c = fused::materialise(&ops, &mut g, c)?;
+                    }
+                }
+            }
+            let inlet = g.inlet::<T>(PortId(c))?;
+            Ok((g, inlet))
+        }));
+        let (mut g, inlet) = match built {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => {
+                return Err(NotBuilt {
+                    subscriber,
+                    error: Error::new(e),
+                })
+            }
+            Err(p) => {
+                let error = Error::new(IslandError::StagePanicked {
+                    stage: "a stage factory",
+                    message: report::panic_message(&*p),
+                });
+                return Err(NotBuilt { subscriber, error });
+            }
+        };
+        g.add_stage(SubscriberSink::new(inlet, subscriber));
+        match g.build() {
+            Ok(interpreter) => Ok(Island::new(interpreter).with_budget(self.budget)),
+            Err(e) => Err(NotBuilt {
+                subscriber: Box::new(Refused),
+                error: Error::new(e),
+            }),
+        }
+    }
+
+    /// A publisher that runs this blueprint on `runtime`, one island per subscription.
+    ///
+    /// # Examples
+    ///
+    /// See [`Flow`].
+    pub fn into_publisher(self, runtime: &Runtime) -> FlowPublisher<T> {
+        FlowPublisher {
+            flow: self,
+            runtime: runtime.clone(),
+        }
+    }
+}
+
+/// A blueprint that could not be materialised: the error, and the subscriber given back (not
+/// yet subscribed to anything).
+pub struct NotBuilt<T> {
+    /// The subscriber handed to [`Flow::into_island`].
+    pub subscriber: BoxSubscriber<T>,
+    /// Why the island could not be built.
+    pub error: Error,
+}
+
+impl<T> fmt::Debug for NotBuilt<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NotBuilt")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Stands in for a subscriber lost inside a failed build (it cannot be recovered from the
+/// graph builder); never signalled.
+struct Refused;
+
+impl<T> rs_api::Subscriber<T> for Refused {
+    fn on_subscribe(&mut self, s: rs_api::SubscriptionRef) {
+        s.cancel();
+    }
+    fn on_next(&mut self, _: T) {}
+    fn on_error(&mut self, _: Error) {}
+    fn on_complete(&mut self) {}
+}
+
+/// The subscription given with a refusal: nothing to request or cancel.
+struct Over;
+
+impl Subscription for Over {
+    fn request(&self, _: u64) {}
+    fn cancel(&self) {}
+}
+
+/// A publisher running a [`Flow`] on a [`Runtime`]: each `subscribe` materialises one island
+/// and spawns it (see [`Flow`] for the contract).
+pub struct FlowPublisher<T> {
+    flow: Flow<T>,
+    runtime: Runtime,
+}
+
+impl<T> Clone for FlowPublisher<T> {
+    fn clone(&self) -> Self {
+        FlowPublisher {
+            flow: self.flow.clone(),
+            runtime: self.runtime.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for FlowPublisher<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FlowPublisher")
+            .field("flow", &self.flow)
+            .field("runtime", &self.runtime)
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> Publisher<T> for FlowPublisher<T> {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
+        match self.flow.into_island(subscriber) {
+            Ok(mut island) => {
+                island.start(); // on_subscribe before subscribe returns
+                self.runtime.spawn(island)
+            }
+            Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
+        }
+    }
+}
+
+/// A [`Processor`](rs_api::Processor) that runs a flow on one island: its subscriber half is
+/// the island's input side, its publisher half the island's output. A cheap `Clone` handle
+/// (one clone goes to the upstream's `subscribe`, another serves the downstream).
+///
+/// **Unicast:** the first downstream `subscribe` materialises the island; any later subscriber
+/// gets `on_subscribe` and then `on_error` with [`SpecViolation::Rejected`] (rule 1.9). The
+/// upstream may subscribe the processor before or after that: signals that arrive first wait
+/// in the input buffer (its size, prefetched and replenished by half) and the island catches
+/// up when it starts. Everything else is the contract of [`Flow`]: the upstream's
+/// completion after every element, its error at once, a downstream cancel cancelling it.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::{Publisher, PublisherExt};
+/// use rs_impl::island::{IslandProcessor, Runtime};
+/// use rs_impl::{source, subscriber::{collect, RequestStrategy}};
+///
+/// let runtime = Runtime::with_threads(1).unwrap();
+/// let doubled = IslandProcessor::new(|f| f.map(|x: u32| x * 2), 16, &runtime);
+/// let (s, h) = collect(RequestStrategy::Prefetch(4));
+/// doubled.subscribe(Box::new(s));
+/// source::range(0u32..5).subscribe_with(doubled.clone());
+/// assert_eq!(h.wait().unwrap(), vec![0, 2, 4, 6, 8]);
+/// ```
+pub struct IslandProcessor<T, R> {
+    input: InputSubscriber<T>,
+    shared: StdArc<ProcessorShared<R>>,
+}
+
+struct ProcessorShared<R> {
+    flow: Flow<R>,
+    runtime: Runtime,
+    materialised: AtomicBool,
+}
+
+impl<T, R> Clone for IslandProcessor<T, R> {
+    fn clone(&self) -> Self {
+        IslandProcessor {
+            input: InputSubscriber {
+                shared: self.input.shared.clone(),
+            },
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T, R> fmt::Debug for IslandProcessor<T, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IslandProcessor")
+            .field("flow", &self.shared.flow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + 'static, R: Send + 'static> IslandProcessor<T, R> {
+    /// A processor running `build(input)` on `runtime`, where `input` is the flow of the
+    /// elements this processor receives as a subscriber, through an input buffer of `buffer`
+    /// elements.
+    ///
+    /// # Examples
+    ///
+    /// See [`IslandProcessor`].
+    pub fn new<F>(build: F, buffer: usize, runtime: &Runtime) -> Self
+    where
+        F: FnOnce(Flow<T>) -> Flow<R>,
+    {
+        let input = InputShared::<T>::new(buffer);
+        let source = input.clone();
+        let flow = build(Flow::from_source(move |g| {
+            let (o, i) = g.connection::<T>();
+            g.add_stage(PublisherSource::attached(o, source.clone(), None));
+            Ok(i.id().index())
+        }));
+        IslandProcessor {
+            input: InputSubscriber { shared: input },
+            shared: StdArc::new(ProcessorShared {
+                flow,
+                runtime: runtime.clone(),
+                materialised: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+impl<T: Send + 'static, R> Subscriber<T> for IslandProcessor<T, R>
+where
+    R: Send + 'static,
+{
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        self.input.on_subscribe(subscription);
+    }
+    fn on_next(&mut self, item: T) {
+        self.input.on_next(item);
+    }
+    fn on_error(&mut self, error: Error) {
+        self.input.on_error(error);
+    }
+    fn on_complete(&mut self) {
+        self.input.on_complete();
+    }
+}
+
+impl<T: Send + 'static, R: Send + 'static> Publisher<R> for IslandProcessor<T, R> {
+    fn subscribe(&self, subscriber: BoxSubscriber<R>) {
+        if self.shared.materialised.swap(true, Ordering::AcqRel) {
+            refuse(
+                subscriber,
+                SpecViolation::Rejected {
+                    reason: "an IslandProcessor serves one subscriber".into(),
+                }
+                .into(),
+            );
+            return;
+        }
+        match self.shared.flow.into_island(subscriber) {
+            Ok(mut island) => {
+                island.start(); // on_subscribe before subscribe returns
+                self.shared.runtime.spawn(island)
+            }
+            Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
+        }
+    }
+}
+
+/// 1.9: `on_subscribe`, then the refusal as `on_error`; no panic escapes.
+fn refuse<T>(mut subscriber: BoxSubscriber<T>, error: Error) {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        subscriber.on_subscribe(StdArc::new(Over));
+        subscriber.on_error(error);
+    }));
+    if let Err(p) = r {
+        report::subscriber_panicked("on_error", p);
+    }
+    report::drop_guarded(subscriber);
+}

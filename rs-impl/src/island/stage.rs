@@ -1,0 +1,245 @@
+//! The stage API: what a user-written stage implements, and the typed port handles it holds.
+//!
+//! A stage is a piece of logic with in-ports ([`Inlet`]) and out-ports ([`Outlet`]), run by
+//! the [interpreter](super::Interpreter) one handler at a time. Handlers never block and never
+//! synchronise: every signal is a direct call on the island's thread. Inside a handler the
+//! stage talks to its ports through [`Ctx`]: [`Ctx::pull`] asks upstream for one element,
+//! [`Ctx::push`] hands one element downstream (only after downstream pulled), [`Ctx::grab`]
+//! takes the element that arrived, [`Ctx::complete`], [`Ctx::fail`] and [`Ctx::cancel`] close
+//! ports, [`Ctx::complete_stage`] and [`Ctx::fail_stage`] close them all, and
+//! [`Ctx::set_keep_going`] keeps a stage alive after its last port closed.
+//!
+//! # Lifecycle
+//!
+//! 1. [`Stage::pre_start`], once, before any other handler (in stage order).
+//! 2. Handlers, for the events of its ports: [`Stage::on_push`], [`Stage::on_pull`],
+//!    [`Stage::on_upstream_finish`], [`Stage::on_upstream_failure`],
+//!    [`Stage::on_downstream_finish`]; and [`Stage::on_async_input`] when something outside the
+//!    island posted to the stage's [`Notifier`](super::Notifier).
+//! 3. When the stage's last port has closed (and keep-going is off), [`Stage::post_stop`],
+//!    exactly once; then the interpreter drops the stage (its state is released).
+//!
+//! A handler that panics fails its stage: every out-port fails with
+//! [`IslandError::StagePanicked`](super::IslandError::StagePanicked), every in-port is
+//! cancelled, and the other stages go on with that signal. A panic in `post_stop` is reported
+//! and ignored.
+//!
+//! # Example: a stage that emits every element twice
+//!
+//! ```
+//! use rs_impl::island::{Ctx, Inlet, Outlet, PortId, Ports, Stage};
+//!
+//! struct Twice<T> { inlet: Inlet<T>, outlet: Outlet<T>, pending: Option<T> }
+//!
+//! impl<T: Clone + Send + 'static> Stage for Twice<T> {
+//!     fn ports(&self, ports: &mut Ports) {
+//!         ports.inlet(self.inlet);
+//!         ports.outlet(self.outlet);
+//!     }
+//!     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
+//!         let x = ctx.grab(self.inlet);
+//!         self.pending = Some(x.clone());
+//!         ctx.push(self.outlet, x);
+//!     }
+//!     fn on_pull(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
+//!         match self.pending.take() {
+//!             Some(x) => {
+//!                 ctx.push(self.outlet, x);
+//!                 if ctx.is_inlet_closed(self.inlet) { ctx.complete_stage() }
+//!             }
+//!             None => ctx.pull(self.inlet),
+//!         }
+//!     }
+//!     fn on_upstream_finish(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
+//!         // With a second copy still to push, the out-port stays open and so does the
+//!         // stage; `on_pull` pushes it, and completes when the in-port is closed.
+//!         if self.pending.is_none() { ctx.complete_stage() }
+//!     }
+//! }
+//! # let _ = std::marker::PhantomData::<Twice<u8>>;
+//! ```
+//!
+//! See [`Flow::via`](super::Flow::via) for putting such a stage into a flow.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use rs_api::Error;
+
+pub use super::interpreter::Ctx;
+
+/// The identity of one port (the index of its connection), as handed to a handler.
+///
+/// Compare it with [`Inlet::id`] or [`Outlet::id`] in a stage with several ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortId(pub(crate) u32);
+
+impl PortId {
+    /// The connection index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut g = rs_impl::island::GraphBuilder::new();
+    /// let (out, inlet) = g.connection::<u8>();
+    /// assert_eq!(out.id(), inlet.id());
+    /// assert_eq!(out.id().index(), 0);
+    /// ```
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
+/// The receiving end of one connection, typed by its elements. Held by the stage that owns
+/// it; cheap to copy.
+pub struct Inlet<T> {
+    pub(crate) id: u32,
+    pub(crate) _t: PhantomData<fn() -> T>,
+}
+
+/// The sending end of one connection, typed by its elements. Held by the stage that owns it;
+/// cheap to copy.
+pub struct Outlet<T> {
+    pub(crate) id: u32,
+    pub(crate) _t: PhantomData<fn() -> T>,
+}
+
+macro_rules! port_impls {
+    ($name:ident) => {
+        impl<T> Clone for $name<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T> Copy for $name<T> {}
+        impl<T> PartialEq for $name<T> {
+            fn eq(&self, other: &Self) -> bool {
+                self.id == other.id
+            }
+        }
+        impl<T> Eq for $name<T> {}
+        impl<T> fmt::Debug for $name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({})", stringify!($name), self.id)
+            }
+        }
+        impl<T> $name<T> {
+            /// The port's identity, as handlers receive it.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let mut g = rs_impl::island::GraphBuilder::new();
+            /// let (out, inlet) = g.connection::<u8>();
+            /// assert_eq!(out.id(), inlet.id());
+            /// ```
+            pub fn id(&self) -> PortId {
+                PortId(self.id)
+            }
+        }
+    };
+}
+port_impls!(Inlet);
+port_impls!(Outlet);
+
+/// Where a stage declares its ports (see [`Stage::ports`]).
+#[derive(Debug, Default)]
+pub struct Ports {
+    pub(crate) inlets: Vec<u32>,
+    pub(crate) outlets: Vec<u32>,
+}
+
+impl Ports {
+    /// Declares `inlet` as one of this stage's in-ports.
+    ///
+    /// # Examples
+    ///
+    /// See the [module example](self).
+    pub fn inlet<T>(&mut self, inlet: Inlet<T>) -> &mut Self {
+        self.inlets.push(inlet.id);
+        self
+    }
+
+    /// Declares `outlet` as one of this stage's out-ports.
+    ///
+    /// # Examples
+    ///
+    /// See the [module example](self).
+    pub fn outlet<T>(&mut self, outlet: Outlet<T>) -> &mut Self {
+        self.outlets.push(outlet.id);
+        self
+    }
+
+    /// Declares the out-port of connection `id` (for stages that keep their out-port erased).
+    pub(crate) fn outlet_id(&mut self, id: u32) -> &mut Self {
+        self.outlets.push(id);
+        self
+    }
+}
+
+/// A stage of an island: logic with in-ports and out-ports, driven by the interpreter.
+///
+/// Only [`ports`](Stage::ports) is required; every handler has a default that fits a stage
+/// without that kind of port (a push to a stage with no `on_push` is a programming error and
+/// fails the stage). See the [module documentation](self) for the lifecycle.
+pub trait Stage: Send {
+    /// Declares the stage's ports, once, when the stage is added to a graph.
+    fn ports(&self, ports: &mut Ports);
+
+    /// A name for errors and diagnostics; the type's name by default.
+    fn name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+
+    /// Runs once, before any other handler of any stage runs an event.
+    fn pre_start(&mut self, ctx: &mut Ctx<'_>) {
+        let _ = ctx;
+    }
+
+    /// An element arrived on `inlet` (take it with [`Ctx::grab`]).
+    fn on_push(&mut self, inlet: PortId, ctx: &mut Ctx<'_>) {
+        let _ = inlet;
+        ctx.fail_stage(Error::msg(format!(
+            "stage {} got a push but has no on_push handler",
+            self.name()
+        )));
+    }
+
+    /// Downstream of `outlet` asked for one element: [`Ctx::push`] may now be called once.
+    fn on_pull(&mut self, outlet: PortId, ctx: &mut Ctx<'_>) {
+        let _ = outlet;
+        ctx.fail_stage(Error::msg(format!(
+            "stage {} got a pull but has no on_pull handler",
+            self.name()
+        )));
+    }
+
+    /// Upstream of `inlet` completed. By default the stage completes.
+    fn on_upstream_finish(&mut self, inlet: PortId, ctx: &mut Ctx<'_>) {
+        let _ = inlet;
+        ctx.complete_stage();
+    }
+
+    /// Upstream of `inlet` failed. By default the stage fails with the same error.
+    fn on_upstream_failure(&mut self, inlet: PortId, error: Error, ctx: &mut Ctx<'_>) {
+        let _ = inlet;
+        ctx.fail_stage(error);
+    }
+
+    /// Downstream of `outlet` cancelled. By default the stage completes (cancelling upstream).
+    fn on_downstream_finish(&mut self, outlet: PortId, ctx: &mut Ctx<'_>) {
+        let _ = outlet;
+        ctx.complete_stage();
+    }
+
+    /// Something outside the island posted to this stage's
+    /// [`Notifier`](super::Notifier) (a request from a subscriber, an element from a
+    /// foreign publisher). Runs on the island, serially with every other handler.
+    fn on_async_input(&mut self, ctx: &mut Ctx<'_>) {
+        let _ = ctx;
+    }
+
+    /// Runs exactly once, after the stage's last port closed; the stage is dropped right
+    /// after. A panic here is reported and ignored.
+    fn post_stop(&mut self) {}
+}

@@ -1,0 +1,172 @@
+//! `rs_impl::island`: the builder's output publishers, an identity flow as a processor, and
+//! that processor's subscriber half (the island's input side) as a subscriber. All run on one
+//! shared two-thread runtime (futures' thread pool). Not in the loom mode: an island needs an
+//! executor; rs-impl's loom models (`rs-impl/tests/loom/island.rs`) cover its concurrency.
+//!
+//! | implementation | verifications | notes |
+//! |---|---|---|
+//! | `island::Flow::from_iter(..).map` | publisher | elements produced inside the island |
+//! | `island::Flow::from_publisher(range).filter.map` | publisher | a foreign publisher through the input buffer (16) |
+//! | `island::IslandProcessor(identity)` | identity processor | unicast: `max_supported_subscribers() = 1` |
+//! | `island::IslandProcessor(identity) input side` | subscriber whitebox, blackbox | the processor's subscriber half, its island draining into an unbounded `collect`; the puppet's `signal_cancel` cancels that downstream, which cancels upstream |
+
+use std::sync::OnceLock;
+
+use rs_api::{Error, Processor, Publisher, Subscriber};
+use rs_impl::island::{Flow, IslandProcessor, Runtime};
+use rs_impl::source;
+use rs_impl::subscriber::{collect, Handle, RequestStrategy};
+use rs_tck::processor::{self, IdentityProcessorVerification};
+use rs_tck::publisher::{self, PublisherVerification};
+use rs_tck::subscriber::{
+    blackbox, whitebox, ProbeReporting, SubscriberBlackboxVerification, SubscriberPuppet,
+    SubscriberWhiteboxVerification, WhiteboxSubscriberProbe,
+};
+use rs_tck::suite::Suite;
+
+/// The island suites.
+pub(crate) fn suites() -> Vec<Suite> {
+    vec![
+        publisher::verify("island::Flow::from_iter(..).map", FromIter),
+        publisher::verify(
+            "island::Flow::from_publisher(range).filter.map",
+            FromPublisher,
+        ),
+        processor::verify("island::IslandProcessor(identity)", IslandIdentity),
+        whitebox::verify("island::IslandProcessor(identity) input side", InputSide),
+        blackbox::verify("island::IslandProcessor(identity) input side", InputSide),
+    ]
+}
+
+/// The runtime every island entry runs on (made once per process).
+fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::with_threads(2).expect("the island thread pool starts"))
+}
+
+/// The failed publisher of every island entry: an island whose upstream fails.
+fn failed() -> impl Publisher<u64> + Send + 'static {
+    Flow::from_publisher(source::failed::<u64>(Error::msg(
+        "rs-tck: the failed publisher",
+    )))
+    .map(|x| x)
+    .into_publisher(runtime())
+}
+
+/// `Flow::from_iter(0..n).map(identity)`: elements made inside the island.
+#[derive(Debug, Clone, Copy)]
+struct FromIter;
+
+impl PublisherVerification for FromIter {
+    type Item = u64;
+
+    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+        Flow::from_iter(0..elements)
+            .map(|x| x)
+            .into_publisher(runtime())
+    }
+
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        Some(failed())
+    }
+}
+
+/// `Flow::from_publisher(range(0..n)).filter(..).map(..)`: through the input side.
+#[derive(Debug, Clone, Copy)]
+struct FromPublisher;
+
+impl PublisherVerification for FromPublisher {
+    type Item = u64;
+
+    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
+        Flow::from_publisher(source::range(0..elements))
+            .filter(|_| true)
+            .map(|x| x)
+            .into_publisher(runtime())
+    }
+
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        Some(failed())
+    }
+}
+
+/// An identity flow as a processor.
+#[derive(Debug, Clone, Copy)]
+struct IslandIdentity;
+
+impl IdentityProcessorVerification for IslandIdentity {
+    type Item = u64;
+
+    fn create_identity_processor(
+        &self,
+        buffer_size: usize,
+    ) -> impl Processor<u64, u64> + Clone + Send + 'static {
+        IslandProcessor::new(|f| f.identity(), buffer_size, runtime())
+    }
+
+    fn create_element(&self, element: u64) -> u64 {
+        element
+    }
+
+    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
+        Some(failed())
+    }
+
+    fn max_supported_subscribers(&self) -> u64 {
+        1
+    }
+}
+
+/// The input side: an identity processor whose island drains into an unbounded `collect`.
+#[derive(Debug, Clone, Copy)]
+struct InputSide;
+
+impl InputSide {
+    fn make(&self) -> (IslandProcessor<u64, u64>, Downstream) {
+        let p = IslandProcessor::new(|f: Flow<u64>| f, 16, runtime());
+        let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
+        p.subscribe(Box::new(s));
+        (p, Downstream(h))
+    }
+}
+
+/// Cancels the downstream collector, which makes the island cancel its upstream.
+struct Downstream(Handle<Vec<u64>>);
+
+impl SubscriberPuppet for Downstream {
+    /// The input side requests by itself (prefetch 16, then 8 per 8 taken), and the unbounded
+    /// downstream keeps it taking: its demand reaches any `n` eventually.
+    fn trigger_request(&self, _elements: u64) {}
+
+    fn signal_cancel(&self) {
+        self.0.cancel();
+    }
+}
+
+impl SubscriberBlackboxVerification for InputSide {
+    type Item = u64;
+
+    fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
+        self.make().0
+    }
+
+    fn create_element(&self, element: u64) -> u64 {
+        element
+    }
+}
+
+impl SubscriberWhiteboxVerification for InputSide {
+    type Item = u64;
+
+    fn create_subscriber(
+        &self,
+        probe: WhiteboxSubscriberProbe<u64>,
+    ) -> impl Subscriber<u64> + 'static {
+        let (s, puppet) = self.make();
+        ProbeReporting::new(s, probe, puppet)
+    }
+
+    fn create_element(&self, element: u64) -> u64 {
+        element
+    }
+}
