@@ -278,8 +278,14 @@ fn the_built_in_subscribers_and_processors_pass() {
     );
     assert!(!names("identity_processor").is_empty());
     let checks = [
-        ("subscriber_whitebox", whitebox::specs::<BrokenSubscriber>().len()),
-        ("subscriber_blackbox", blackbox::specs::<BrokenSubscriber>().len()),
+        (
+            "subscriber_whitebox",
+            whitebox::specs::<BrokenSubscriber>().len(),
+        ),
+        (
+            "subscriber_blackbox",
+            blackbox::specs::<BrokenSubscriber>().len(),
+        ),
     ];
     for (v, n) in checks {
         for s in suites.iter().filter(|s| s.verification == v) {
@@ -287,7 +293,11 @@ fn the_built_in_subscribers_and_processors_pass() {
         }
     }
     let count = |v: &str| records.iter().filter(|r| r.verification == v).count();
-    for v in ["subscriber_whitebox", "subscriber_blackbox", "identity_processor"] {
+    for v in [
+        "subscriber_whitebox",
+        "subscriber_blackbox",
+        "identity_processor",
+    ] {
         let tests: usize = suites
             .iter()
             .filter(|s| s.verification == v)

@@ -66,7 +66,7 @@ pub fn rs_impl_to_stream_threads(k: u64, n: u64) -> u64 {
     sum
 }
 
-/// Ours, across threads: `from_stream(stream::iter(0..n))` whose driver task runs on a
+/// Ours, across threads: `from_stream(stream::iter(0..n))` whose island runs on a
 /// one-thread futures `ThreadPool` (created inside the run, like the peers' producer thread)
 /// and signals `on_next` there, read as `to_stream(k)` on the calling thread: every element
 /// crosses threads through our ring, with no lock per element.
@@ -135,9 +135,9 @@ pub fn to_stream_scenario() -> Scenario {
                 name: "rs-impl to_stream, publisher on a pool thread",
                 ours: true,
                 per_param: true,
-                what: "from_stream(stream::iter(0..n)) driven on a 1-thread futures ThreadPool, \
-                       read as to_stream(k) on the calling thread: every element crosses \
-                       threads through our ring",
+                what: "from_stream(stream::iter(0..n)), its island on a 1-thread futures \
+                       ThreadPool, read as to_stream(k) on the calling thread: every element \
+                       crosses threads through our ring",
                 run: rs_impl_to_stream_pool,
             },
             Implementation {
@@ -171,7 +171,7 @@ pub fn to_stream_scenario() -> Scenario {
 }
 
 /// Ours: `from_stream(stream::iter(0..n))` on a `LocalPool`, into `for_each` with the request
-/// strategy of `k` (prefetch k, or unbounded); the driver task and the subscriber run on the
+/// strategy of `k` (prefetch k, or unbounded); the island and the subscriber run on the
 /// calling thread.
 pub fn rs_impl_from_stream(k: u64, n: u64) -> u64 {
     let mut pool = LocalPool::new();

@@ -9,7 +9,7 @@
 //! | adapter | direction | demand | bound (what bounds memory) | threads |
 //! |---|---|---|---|---|
 //! | [`to_stream`], [`PublisherStream`] | Publisher → `Stream<Item = Result<T, Error>>` | `prefetch` when first polled, then `prefetch / 2` each time that many were consumed | one ring of `prefetch` slots (rounded up to a power of two), allocated once | the publisher signals on its threads; the stream is polled on any executor and woken only when parked |
-//! | [`from_stream`], [`from_try_stream`] (unicast); [`from_stream_fn`], [`from_try_stream_fn`] (a fresh stream per subscriber) | `Stream` → Publisher | the stream is polled while the subscriber has outstanding demand, plus one look-ahead poll when it is used up (so that a finished or failed stream ends without a request) | at most one element held (the look-ahead's), nothing else buffered | a task per subscription on the executor you pass (`futures::task::Spawn`) signals the subscriber |
+//! | [`from_stream`], [`from_try_stream`] (unicast); [`from_stream_fn`], [`from_try_stream_fn`] (a fresh stream per subscriber) | `Stream` → Publisher | the stream is polled once per requested element, plus one look-ahead poll after each (so that a finished or failed stream ends without a request) | at most one element held (the look-ahead's), nothing else buffered | an island per subscription, on the islands runtime or any `Spawn` ([`IslandSpawner`]), signals the subscriber |
 //! | [`sink_subscriber`] | Publisher → `Sink` | 1 per `poll_ready` that says the sink has room | one slot | the task drives the sink |
 //! | [`from_async`] with [`AsyncSubscriber`] | Publisher → async callbacks | `prefetch`, replenished as `on_next` calls finish | `prefetch` slots | the task runs the callbacks, one at a time |
 //! | [`blocking_iter`] | Publisher → `Iterator` | as [`to_stream`] | as [`to_stream`] | the iterating thread blocks (parks) |
@@ -33,8 +33,18 @@
 //!
 //! # The executor
 //!
-//! The adapters that need a task of their own take any [`futures::task::Spawn`]: futures'
-//! `ThreadPool` or `LocalPool` spawner directly, and tokio through a three-line adapter:
+//! **Stream → Publisher runs on the islands runtime:** each subscription of [`from_stream`]
+//! (and its siblings) is one [island](crate::island): a
+//! [`StreamSource`](crate::island::stages::StreamSource) stage feeding the island's output
+//! side, which handles demand, cancel, `request(0)` and panics, and yields after a budget of
+//! events. They take an [`IslandSpawner`]: the islands [`Runtime`](crate::island::Runtime)
+//! (futures' thread pool sized to the machine: the default choice), or **any
+//! [`futures::task::Spawn`]** — futures' `ThreadPool` or `LocalPool` spawner directly, tokio
+//! through a three-line adapter. (The same stream source takes the island's fused operators:
+//! `island::Flow::from_stream(make).map(..)`.)
+//!
+//! The consumer-side adapters ([`sink_subscriber`], [`from_async`]) run a task of their own
+//! and take any `Spawn`:
 //!
 //! ```
 //! use futures::future::FutureObj;
@@ -53,10 +63,9 @@
 //! # let _ = Tokio(rt.handle().clone());
 //! ```
 //!
-//! One task is spawned per subscription (one allocation, never per element). The islands
-//! runtime (issue #12) plugs in at the same seam. [`ThreadPerTask`] gives each task a thread
-//! of its own, built on the [facade](crate::loom), so that the bridges can be model-checked
-//! with loom.
+//! One island or task is spawned per subscription (one allocation, never per element).
+//! [`ThreadPerTask`] gives each a thread of its own, built on the [facade](crate::loom), so
+//! that the bridges can be model-checked with loom.
 //!
 //! # Examples
 //!
@@ -94,8 +103,8 @@ use rs_api::Publisher;
 pub use async_subscriber::{from_async, AsyncSubscriber};
 pub use iter::{blocking_iter, BlockingIter};
 pub use publisher::{
-    from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, StreamFnPublisher,
-    StreamPublisher, BUDGET,
+    from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, IslandSpawner,
+    StreamFnPublisher, StreamPublisher,
 };
 pub use sink::sink_subscriber;
 pub use stream::{stream_subscriber, to_stream, PublisherStream, StreamSubscriber};

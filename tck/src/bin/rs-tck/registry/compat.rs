@@ -5,14 +5,18 @@
 //! | implementation | verifications | notes |
 //! |---|---|---|
 //! | `compat::from_stream` | publisher, loom | `stream::iter(0..n)` (unicast); failed: `from_try_stream` of one `Err` |
-//! | `compat::from_stream_fn` | publisher | a fresh `stream::iter(0..n)` per subscriber (the multi-subscriber checks run); failed: `from_try_stream_fn` of one `Err`. Its task is `from_stream`'s, which the loom mode covers |
+//! | `compat::from_stream_fn` | publisher, loom | a fresh `stream::iter(0..n)` per subscriber (the multi-subscriber checks run); failed: `from_try_stream_fn` of one `Err` |
 //! | `source::push(0)` | publisher, loom | a producer thread per publisher offers `0..n` (blocking, waiting for demand), then completes; failed: `fail` at once |
 //! | `compat::to_stream → from_try_stream` | publisher, loom | the round trip: `range(0..n).to_stream(8)` published again |
 //! | `compat::sink_subscriber(drain)` | subscriber whitebox, blackbox | `futures::sink::drain()`; the puppet's `signal_cancel` is the completion's `cancel` |
 //! | `compat::from_async(Prefetch 4)` | subscriber whitebox, blackbox | an `AsyncSubscriber` that accepts everything; cancel as above |
 //!
-//! The executor ([`Exec`]) is one futures `ThreadPool` for the whole run; in the loom build it
-//! is [`rs_impl::compat::ThreadPerTask`] (a facade thread per task), so that loom sees the tasks.
+//! The stream publishers run each subscription as an island; the executor ([`Exec`], a
+//! `futures::task::Spawn`, so that the registry also shows that any `Spawn` works) is one
+//! futures `ThreadPool` for the whole run; in the loom build it is
+//! [`rs_impl::compat::ThreadPerTask`] (a facade thread per task), so that loom sees the
+//! islands. The consumer-side adapters (`sink_subscriber`, `from_async`) spawn their tasks on
+//! the same executor.
 
 use std::ops::ControlFlow;
 
@@ -50,6 +54,7 @@ pub(crate) fn suites() -> Vec<Suite> {
 pub(crate) fn loom_suites() -> Vec<Suite> {
     vec![
         loom::verify_publisher("compat::from_stream", FromStream),
+        loom::verify_publisher("compat::from_stream_fn", FromStreamFn),
         loom::verify_publisher("source::push(0)", Push),
         loom::verify_publisher("compat::to_stream → from_try_stream", RoundTrip),
     ]
