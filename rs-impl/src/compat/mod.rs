@@ -90,6 +90,7 @@
 //! ```
 
 mod async_subscriber;
+pub(crate) mod calls;
 mod iter;
 mod publisher;
 pub(crate) mod ring;
@@ -101,6 +102,9 @@ mod thread;
 use rs_api::Publisher;
 
 pub use async_subscriber::{from_async, AsyncSubscriber};
+#[cfg(rs_loom)]
+#[doc(hidden)]
+pub use calls::break_request_guard_for_loom;
 pub use iter::{blocking_iter, BlockingIter};
 pub use publisher::{
     from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, IslandSpawner,

@@ -24,6 +24,7 @@ use std::task::Waker;
 
 use rs_api::{Error, SubscriptionRef};
 
+use super::calls::InFlight;
 use crate::loom::cell::UnsafeCell;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Mutex};
@@ -66,6 +67,8 @@ pub(crate) struct Ring<T> {
     subscription: Mutex<Option<SubscriptionRef>>,
     /// The error of `on_error`, until the consumer takes it.
     error: Mutex<Option<Error>>,
+    /// The consumer's requests against the terminal signals (rule 2.4).
+    pub(crate) calls: InFlight,
 }
 
 // SAFETY: the slots are the only non-`Sync` part. A slot is written only by the producer half
@@ -91,6 +94,7 @@ pub(crate) fn ring<T>(capacity: usize) -> (Inlet<T>, Outlet<T>) {
         waker: Mutex::new(None),
         subscription: Mutex::new(None),
         error: Mutex::new(None),
+        calls: InFlight::new(),
     });
     (
         Inlet {
@@ -226,6 +230,9 @@ impl<T> Inlet<T> {
 
     /// `on_complete` (`None`) or `on_error`.
     pub(crate) fn done(&mut self, error: Option<Error>) {
+        // Rule 2.4: from here on the consumer starts no request, and one it is making on its
+        // thread right now is waited for.
+        self.ring.calls.terminal();
         if let Some(e) = error {
             *self.ring.error.lock() = Some(e);
         }

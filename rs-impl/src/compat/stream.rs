@@ -154,15 +154,14 @@ impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
 ///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), and the buffered
 ///   elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
 ///   hence serial (rule 2.7).
-/// * **Rule 2.4, exactly:** the stream decides to request only while no terminal signal has
-///   arrived (one load of its state word per request, not per element), so it never *starts*
-///   a request after it has seen `on_complete` or `on_error`, even one still waiting in the
-///   buffer behind elements. A request started just before a concurrent `on_complete` on the
-///   publisher's thread (earlier in the state word's order) may still run, and reach the
-///   subscription, while or after `on_complete` runs; a publisher treats it as a no-op (rules
-///   1.6, 3.6). Closing that window would need `on_complete` to wait for the request in
-///   flight: that blocks the publisher's thread inside a signal, and deadlocks a publisher
-///   that signals while holding a lock its `request` takes, so the stream does not.
+/// * **Rule 2.4:** no request starts once a terminal signal has arrived, even one still
+///   waiting in the buffer behind elements; and `on_complete` / `on_error` arriving while
+///   `poll_next` is inside `request` on another thread wait until that call returns, so no
+///   call on the subscription runs after the terminal signal was received. (The cost: two
+///   read-modify-writes and a short lock per request, not per element. A terminal signal
+///   delivered synchronously inside the request, on its own thread, does not wait; a
+///   publisher whose `request` blocks until its concurrent terminal signal returns would
+///   deadlock with this, which rule 3.4 asks it not to do.)
 ///
 /// # Examples
 ///
@@ -309,10 +308,14 @@ impl<T> Stream for PublisherStream<T> {
         loop {
             if let Some(s) = &this.subscription {
                 // Rule 2.4: no request once a terminal signal has arrived (it may be waiting
-                // in the buffer behind elements not consumed yet). See the contract for the
-                // one window left: a request begun before a concurrent terminal signal.
-                if let Some(n) = this.demand.due().filter(|_| this.outlet.ring().is_open()) {
-                    s.request(n);
+                // in the buffer behind elements not consumed yet), and a terminal signal that
+                // arrives meanwhile waits for this request to return (see `InFlight`).
+                if let Some(n) = this.demand.due() {
+                    let ring = this.outlet.ring();
+                    if ring.is_open() && ring.calls.begin() {
+                        s.request(n);
+                        ring.calls.end();
+                    }
                 }
             }
             if let Some(item) = this.outlet.pop() {

@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 use futures::stream::{FusedStream, Stream};
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
+use crate::compat::calls::InFlight;
 use crate::compat::ring::{ring, Outlet, CLOSED};
 use crate::compat::stream::Ending;
 use crate::compat::StreamSubscriber;
@@ -28,10 +29,10 @@ use crate::loom::sync::{Arc, Mutex};
 /// * **Serial calls (2.7):** the requester's `request` and `cancel`, from any thread, are
 ///   serialised on the subscription (a lock held only for the call; the publisher may deliver
 ///   synchronously from inside it, which takes no lock here).
-/// * **Rule 2.4:** no request is started once a terminal signal has arrived; one begun just
-///   before a concurrent terminal signal may still reach the subscription after it, as a
-///   no-op for the publisher (the same window, for the same reason, as
-///   [`PublisherStream`](crate::compat::PublisherStream)'s).
+/// * **Rule 2.4:** no request starts once a terminal signal has arrived, and a terminal
+///   signal that arrives while the requester is inside `request` on another thread waits
+///   until that call returns (as [`PublisherStream`](crate::compat::PublisherStream)'s
+///   requests do).
 /// * **Signals:** every element as `Ok`, in order; `on_error` as one `Err` after them, then
 ///   the end; a publisher that sends more than requested yields
 ///   [`CompatError::Overflow`](crate::compat::CompatError::Overflow) and is cancelled.
@@ -65,6 +66,7 @@ pub fn external<T>(capacity: usize) -> (External<T>, Requester, Signals<T>) {
         room: AtomicU64::new(u64::try_from(capacity).unwrap_or(u64::MAX)),
         ended: AtomicBool::new(false),
         cancelled: AtomicBool::new(false),
+        calls: InFlight::new(),
     });
     (
         External {
@@ -104,6 +106,8 @@ struct Control {
     ended: AtomicBool,
     /// Cancelled through the requester or by dropping the receiver.
     cancelled: AtomicBool,
+    /// The requester's calls against the terminal signals (rule 2.4).
+    calls: InFlight,
 }
 
 impl Control {
@@ -158,11 +162,13 @@ impl<T: Send> Subscriber<T> for External<T> {
     }
 
     fn on_error(&mut self, error: Error) {
+        self.control.calls.terminal(); // 2.4: a request in flight elsewhere returns first
         self.control.ended.store(true, Ordering::Release);
         self.feed.on_error(error);
     }
 
     fn on_complete(&mut self) {
+        self.control.calls.terminal();
         self.control.ended.store(true, Ordering::Release);
         self.feed.on_complete();
     }
@@ -214,7 +220,14 @@ impl Requester {
             return 0;
         }
         match &link.subscription {
-            Some(s) => s.request(if n == 0 { 0 } else { granted }),
+            Some(s) => {
+                // Rule 2.4, under the lock that serialises the requester's calls.
+                if !self.control.calls.begin() {
+                    return 0;
+                }
+                s.request(if n == 0 { 0 } else { granted });
+                self.control.calls.end();
+            }
             None if n == 0 => link.zero = true,
             None => link.pending += granted,
         }

@@ -23,6 +23,8 @@
 //! | `island.rs` | the island input side's replenishing request racing the upstream's completion on another thread (twin: no wait, no check) | 2.4, 1.1, 1.5 |
 //! | `push.rs` | the push source: a producer blocked for want of demand racing requests from another thread, its offers racing their drains (the inbox) | no lost wake-up, 1.1, 1.3, every element once in order |
 //! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
+//! | `stream.rs` | the stream's replenishing request racing `on_complete` from another thread (twin: a plain look for the end, no wait) | 2.4 |
+//! | `stream.rs` | loom 0.7.3's own imprecision (a swap that misses a store which happened-before it), kept as a rejects-test | — |
 #![cfg(rs_loom)]
 // Tests use std `Arc`/`Weak` drop tokens next to the facade's loom types.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
