@@ -289,6 +289,16 @@ impl<T> Outlet<T> {
         Some(item)
     }
 
+    /// Nothing to take now: when elements are `on_the_way` (requested, not arrived), watches
+    /// for them briefly ([`spin`](Self::spin)), then [parks](Self::park). `true`: parked (the
+    /// caller returns `Pending`); `false`: something arrived, look again.
+    pub(crate) fn wait(&mut self, waker: &Waker, on_the_way: bool) -> bool {
+        if on_the_way && self.spin() {
+            return false;
+        }
+        self.park(waker)
+    }
+
     /// Watches the state word for a short while before the caller parks: `true` as soon as it
     /// changes (an element or a signal arrived). A bounded spin (crossbeam's `Backoff::spin`
     /// for [`SPIN_ROUNDS`] rounds: 127 pause hints in all, a microsecond or two, never a
@@ -296,7 +306,7 @@ impl<T> Outlet<T> {
     /// park and a wake-up take (each a system call and a thread switch), and without it a
     /// consumer faster than its producer parks once per element. Not in the loom build, where
     /// it would only multiply the interleavings without changing what can happen.
-    pub(crate) fn spin(&self) -> bool {
+    fn spin(&self) -> bool {
         if crate::loom::IS_LOOM {
             return false;
         }
@@ -315,7 +325,7 @@ impl<T> Outlet<T> {
     /// Parks: registers `waker` and sets `PARKED`, unless something arrived meanwhile.
     /// Returns `true` if parked (the caller returns `Pending`), `false` if there is something
     /// new to look at (elements or signals); then `PARKED` is cleared again.
-    pub(crate) fn park(&mut self, waker: &Waker) -> bool {
+    fn park(&mut self, waker: &Waker) -> bool {
         {
             let mut slot = self.ring.waker.lock();
             match &*slot {

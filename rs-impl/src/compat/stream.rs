@@ -340,12 +340,7 @@ impl<T> Stream for PublisherStream<T> {
                 }
                 None => {}
             }
-            // Elements are on their way (requested, not arrived): watch for them briefly
-            // before parking (see `Outlet::spin`).
-            if this.demand.outstanding > 0 && this.outlet.spin() {
-                continue;
-            }
-            if this.outlet.park(cx.waker()) {
+            if this.outlet.wait(cx.waker(), this.demand.outstanding > 0) {
                 return Poll::Pending;
             }
         }

@@ -345,13 +345,9 @@ impl<T> Stream for Signals<T> {
                 }
                 None => {}
             }
-            // Elements are on their way (requested, not received): watch for them briefly
-            // before parking (see the ring's spin).
+            // Elements are on their way while some are requested and not received.
             let on_the_way = this.control.room.load(Ordering::Relaxed) < this.capacity;
-            if on_the_way && this.outlet.spin() {
-                continue;
-            }
-            if this.outlet.park(cx.waker()) {
+            if this.outlet.wait(cx.waker(), on_the_way) {
                 return Poll::Pending;
             }
         }
