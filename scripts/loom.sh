@@ -19,4 +19,16 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export LOOM_MAX_BRANCHES="${LOOM_MAX_BRANCHES:-10000}"
 
 cargo test --release -j "${JOBS:-2}" -p rs-impl -p rs-tck --test loom --test loom_self_test --test facade \
-  -- --test-threads=1 "$@"
+  -- --test-threads=1 --skip "source::push" "$@"
+
+# The TCK's loom scenarios over the push source fed by a producer thread add a fourth thread
+# to scenarios that already have three, and the source's lock-free offer path has many
+# atomic steps: at LOOM_MAX_PREEMPTIONS=2 each scenario takes about 2 minutes on the 2-core
+# machine (measured, issue #14's closing note), so they run here with one preemption (a few
+# seconds for all 5). The push source's own model, rs-impl/tests/loom/push.rs, runs with the
+# bound above. (Skipped when the script is given a filter; run it with LOOM_MAX_PREEMPTIONS=1
+# and the filter yourself.)
+if [ "$#" -eq 0 ]; then
+  LOOM_MAX_PREEMPTIONS=1 cargo test --release -j "${JOBS:-2}" -p rs-tck --test loom \
+    -- --test-threads=1 "source::push"
+fi

@@ -7,12 +7,13 @@
 //! | [`loom`] | the synchronisation facade: std types normally, loom's under `--cfg rs_loom` |
 //! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
-//! | [`source`] | cold publishers: iterator, range, `Pull` sources, empty, failed, never |
+//! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
 //! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
-//! | [`panics`] | subscriber panics (rule 2.13): where they are reported; the text of a panic |
+//! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
+//! | [`panics`] | subscriber panics (rule 2.13): the guard for a subscriber call ([`panics::guard`]), where panics are reported, the text of a panic |
 //!
 //! # Examples
 //!
@@ -25,6 +26,7 @@
 //! assert_eq!(result.wait().unwrap().len(), 1000);
 //! ```
 
+pub mod compat;
 pub mod demand;
 pub mod fanout;
 pub mod island;

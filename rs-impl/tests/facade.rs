@@ -12,7 +12,7 @@ use rs_impl::loom::sync::atomic::{
     fence, AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 use rs_impl::loom::sync::{Arc, Condvar, Mutex, MutexGuard};
-use rs_impl::loom::{hint, thread};
+use rs_impl::loom::{future, hint, thread};
 
 /// Every method of the integer atomics, on each of them.
 macro_rules! exercise_int {
@@ -110,6 +110,37 @@ fn unsafe_cell() {
         assert_eq!(c.into_inner(), 2);
         let d: UnsafeCell<u32> = UnsafeCell::default();
         assert_eq!(d.into_inner(), 0);
+    });
+}
+
+#[test]
+fn block_on_sleeps_until_woken_from_another_thread() {
+    rs_impl::loom::model(|| {
+        let ready = Arc::new(Mutex::new((false, None::<std::task::Waker>)));
+        let other = {
+            let ready = ready.clone();
+            thread::spawn(move || {
+                let waker = {
+                    let mut r = ready.lock();
+                    r.0 = true;
+                    r.1.take()
+                };
+                if let Some(w) = waker {
+                    w.wake();
+                }
+            })
+        };
+        let value = future::block_on(std::future::poll_fn(|cx| {
+            let mut r = ready.lock();
+            if r.0 {
+                std::task::Poll::Ready(7)
+            } else {
+                r.1 = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }));
+        assert_eq!(value, 7);
+        other.join().unwrap();
     });
 }
 

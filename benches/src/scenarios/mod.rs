@@ -6,6 +6,7 @@
 //! | [`interpreter`] | `interpreter` | seed 002's InterpreterBenchmark: k identity stages in one island, against separate publisher/subscriber pairs and a futures::stream chain |
 //! | [`pipeline`] | `pipeline` | a producer thread handing `u64`s to a consumer thread |
 //! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
+//! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
 //!
 //! To add a component's scenario (the fanout and boundary issues do), write a module with a
@@ -14,6 +15,7 @@
 
 use crate::scenario::Scenario;
 
+pub mod compat;
 pub mod fanout;
 pub mod interpreter;
 pub mod pipeline;
@@ -37,5 +39,7 @@ pub fn all() -> Vec<Scenario> {
         fanout::scenario(),
         fanout::slow_scenario(),
         interpreter::scenario(),
+        compat::to_stream_scenario(),
+        compat::from_stream_scenario(),
     ]
 }

@@ -6,6 +6,8 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc as StdArc;
 
+use futures::{Stream, StreamExt, TryStreamExt};
+
 use rs_api::{
     BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
 };
@@ -18,7 +20,7 @@ use super::future::{Island, DEFAULT_BUDGET};
 use super::interpreter::{BuildError, GraphBuilder};
 use super::runtime::Runtime;
 use super::stage::{Inlet, Outlet, PortId, Stage};
-use super::stages;
+use super::stages::{self, BoxStream};
 use super::IslandError;
 use crate::panics as report;
 
@@ -165,6 +167,71 @@ impl<T: Send + 'static> Flow<T> {
         Self::from_source(move |g| {
             let (o, i) = g.connection::<T>();
             g.add_stage(stages::IterSource::new(o, iterable.clone()));
+            Ok(i.id().index())
+        })
+    }
+
+    /// A flow of the elements of a fresh `futures::Stream` per materialisation, made by
+    /// `make`, polled on the island (a [`StreamSource`](super::stages::StreamSource): it
+    /// polls one ahead, so at most one element is taken before it is pulled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    /// use rs_impl::island::{Flow, Runtime};
+    /// use rs_impl::subscriber::{collect, RequestStrategy};
+    ///
+    /// let runtime = Runtime::with_threads(1).unwrap();
+    /// let p = Flow::from_stream(|| futures::stream::iter(1..=4u32))
+    ///     .map(|x| x * 10)
+    ///     .into_publisher(&runtime);
+    /// let (s, h) = collect(RequestStrategy::Prefetch(2));
+    /// p.subscribe(Box::new(s));
+    /// assert_eq!(h.wait().unwrap(), vec![10, 20, 30, 40]);
+    /// ```
+    pub fn from_stream<St, F>(make: F) -> Self
+    where
+        F: Fn() -> St + Send + Sync + 'static,
+        St: Stream<Item = T> + Send + 'static,
+    {
+        Self::from_boxed_stream(move || Box::pin(make().map(Ok)))
+    }
+
+    /// [`from_stream`](Self::from_stream) for streams of `Result`s: `Ok` elements, the first
+    /// `Err` fails the flow (any error type; an [`Error`] passes through as it is).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::{Error, Publisher};
+    /// use rs_impl::island::{Flow, Runtime};
+    /// use rs_impl::subscriber::{collect, RequestStrategy};
+    ///
+    /// let runtime = Runtime::with_threads(1).unwrap();
+    /// let p = Flow::from_try_stream(|| futures::stream::iter([Ok(1u8), Err(Error::msg("gone"))]))
+    ///     .into_publisher(&runtime);
+    /// let (s, h) = collect(RequestStrategy::Unbounded);
+    /// p.subscribe(Box::new(s));
+    /// assert_eq!(h.wait().unwrap_err().to_string(), "gone");
+    /// ```
+    pub fn from_try_stream<E, St, F>(make: F) -> Self
+    where
+        F: Fn() -> St + Send + Sync + 'static,
+        St: Stream<Item = Result<T, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Self::from_boxed_stream(move || Box::pin(make().map_err(crate::compat::into_error)))
+    }
+
+    /// A flow of the boxed stream `make` returns for each materialisation.
+    pub(crate) fn from_boxed_stream<F>(make: F) -> Self
+    where
+        F: Fn() -> BoxStream<T> + Send + Sync + 'static,
+    {
+        Self::from_source(move |g| {
+            let (o, i) = g.connection::<T>();
+            g.add_stage(stages::StreamSource::new(o, make()));
             Ok(i.id().index())
         })
     }

@@ -88,7 +88,14 @@ impl Mailbox {
 
     /// The island starts a run: everything posted so far will be drained by it.
     pub(crate) fn begin_run(&self) {
-        self.state.store(RUNNING, Ordering::SeqCst);
+        // A swap, not a store (the same value either way): loom 0.7.3 keeps each atomic's
+        // modification order partial, and a plain store by the island is unordered with a
+        // poster's earlier `fetch_or` that the island never read, so loom let a later post
+        // read that stale value, miss the island's park and report a deadlock that the
+        // memory model rules out (issue #14: the TCK's loom scenarios over `compat::from_stream`
+        // hit it; the imprecision itself is reproduced in rs-impl/tests/loom/stream.rs). A
+        // read-modify-write reads the latest value, which orders it after every earlier post.
+        self.state.swap(RUNNING, Ordering::SeqCst);
     }
 
     /// Moves the stages with mail into `into` (which must be empty), clearing their

@@ -115,6 +115,12 @@ pub mod hint {
     pub use loom::hint::spin_loop;
 }
 
+/// Driving a future on the current thread (loom's: the thread sleeps on loom's own
+/// notification between wake-ups, so the model sees every wake-up).
+pub mod future {
+    pub use loom::future::block_on;
+}
+
 /// Runs `f` under `loom::model`, reading the `LOOM_*` environment variables
 /// (`LOOM_MAX_PREEMPTIONS`, `LOOM_MAX_BRANCHES`, …).
 pub fn model<F>(f: F)

@@ -24,6 +24,7 @@
 //! | [`cell::UnsafeCell`] (`T: ?Sized`) | `core::cell::UnsafeCell` behind `with`/`with_mut` | `loom::cell::UnsafeCell` | `new`, `with`, `with_mut`, `into_inner`, `Default` |
 //! | [`thread`] | `std::thread` | `loom::thread` | `spawn`, `current`, `panicking`, `yield_now`, `JoinHandle`, `ThreadId` |
 //! | [`hint::spin_loop`] | `std::hint::spin_loop` | `loom::hint::spin_loop` (yields to loom) | |
+//! | [`future::block_on`] | `futures::executor::block_on` | `loom::future::block_on` (the thread sleeps on loom's notification) | |
 //! | [`model`] | runs the closure once | `loom::model` with the `LOOM_*` environment (no preemption bound unless `LOOM_MAX_PREEMPTIONS` sets one) | |
 //! | [`model_with_preemption_bound`] | runs the closure once | as `model`, with the given preemption bound when `LOOM_MAX_PREEMPTIONS` is unset | |
 //! | [`assert_rejected`] | asserts that a body fails, in a child process | the same | |
@@ -60,7 +61,7 @@ mod loom_impl;
 #[cfg(rs_loom)]
 use loom_impl as imp;
 
-pub use imp::{cell, hint, model, model_with_preemption_bound, sync, thread};
+pub use imp::{cell, future, hint, model, model_with_preemption_bound, sync, thread};
 
 /// Set in the child process of [`assert_rejected`].
 const REJECT_CHILD: &str = "RS_LOOM_EXPECT_REJECTED_CHILD";

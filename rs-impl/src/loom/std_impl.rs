@@ -285,6 +285,12 @@ pub mod hint {
     pub use std::hint::spin_loop;
 }
 
+/// Driving a future on the current thread (futures' executor: the thread parks between
+/// wake-ups).
+pub mod future {
+    pub use futures::executor::block_on;
+}
+
 /// Runs `f` once. In the loom build this is `loom::model`, which runs it under every
 /// interleaving; write model tests against this function so they compile in both builds.
 pub fn model<F>(f: F)

@@ -28,9 +28,10 @@
 //! | publisher | what it emits |
 //! |---|---|
 //! | [`from_iter`] | the elements of a cloneable `IntoIterator`, then `on_complete` |
-//! | [`range`] | the integers of a range, then `on_complete` |
+//! | [`range`] | the integers of a range (`a..b`, `a..=b`, or open: `a..`), then `on_complete` |
 //! | [`from_fn`] | the elements of a fresh iterator made per subscription |
-//! | [`from_pull`] | the steps of a fresh [`Pull`] source made per subscription |
+//! | [`from_pull`] | the steps of a fresh [`Pull`] source made per subscription (which may answer "not ready" and wake the engine later) |
+//! | [`push`] | what a [`Producer`] offers, from callbacks, a thread or async code: hot, unicast, bounded (its own module docs give its contract) |
 //! | [`empty`] | `on_complete` at once |
 //! | [`failed`] | `on_error` with the given error at once |
 //! | [`never()`] | nothing, until cancelled |
@@ -49,15 +50,18 @@
 //! ```
 
 mod pull;
+mod push;
+mod range;
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rs_api::{BoxSubscriber, Error, Publisher};
 
 pub use pull::{Pull, Pulled};
+pub use push::{push, Abandoned, Closed, Offer, Producer, PushPublisher, TryOfferError};
+pub use range::IntegerRange;
 
 /// Makes the source of one subscription with `make` and starts it. A panic in `make` (a
 /// user's factory, `Clone` or `into_iter`) must not escape `subscribe` (rule 1.9): the
@@ -122,7 +126,8 @@ where
     IterPublisher { iterable }
 }
 
-/// A publisher of the integers in `range`.
+/// A publisher of the integers in `range`: `a..b`, `a..=b`, or the open `a..`, which runs to
+/// the type's maximum (included) and then completes, instead of overflowing.
 ///
 /// # Examples
 ///
@@ -132,12 +137,15 @@ where
 /// let (s, r) = collect(RequestStrategy::Unbounded);
 /// rs_impl::source::range(3i32..6).subscribe(Box::new(s));
 /// assert_eq!(r.wait().unwrap(), vec![3, 4, 5]);
+///
+/// let (s, r) = collect(RequestStrategy::Unbounded);
+/// rs_impl::source::range(250u8..).subscribe(Box::new(s)); // open: up to u8::MAX
+/// assert_eq!(r.wait().unwrap(), vec![250, 251, 252, 253, 254, 255]);
 /// ```
-pub fn range<T>(range: Range<T>) -> IterPublisher<Range<T>>
-where
-    Range<T>: Iterator<Item = T> + Clone,
-{
-    IterPublisher { iterable: range }
+pub fn range<R: IntegerRange>(range: R) -> IterPublisher<R::Iter> {
+    IterPublisher {
+        iterable: range.into_bounded(),
+    }
 }
 
 impl<I> Publisher<I::Item> for IterPublisher<I>
@@ -318,7 +326,7 @@ impl<T> Pull<T> for Fail {
     fn pull(&mut self) -> Pulled<T> {
         match self.0.take() {
             Some(e) => Pulled::Error(e),
-            None => Pulled::Pending,
+            None => Pulled::Never,
         }
     }
 }
@@ -365,7 +373,7 @@ struct Silent;
 
 impl<T> Pull<T> for Silent {
     fn pull(&mut self) -> Pulled<T> {
-        Pulled::Pending
+        Pulled::Never
     }
 }
 

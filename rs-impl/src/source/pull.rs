@@ -6,6 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 // every build (loom's `Arc` cannot become a `dyn` std `Arc`). Its reference count is not
 // part of any protocol here; the atomics and the lock inside it come from the facade.
 use std::sync::Arc;
+use std::task::{Wake, Waker};
 
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
@@ -23,18 +24,32 @@ pub enum Pulled<T> {
     Complete,
     /// The source failed: the subscriber gets `on_error`.
     Error(Error),
-    /// Nothing now and nothing ever for this subscription (a [`never`](super::never) source);
-    /// the subscription stays open until cancelled.
-    Pending,
+    /// Nothing now, but maybe later: the engine stops pulling until the source wakes the
+    /// [`Waker`] it was given in [`Pull::set_waker`] (or until the next `request`, which pulls
+    /// again if there is demand). A source that answers this and never wakes stalls its
+    /// subscription until it is cancelled.
+    NotReady,
+    /// Nothing now and nothing ever (a [`never`](super::never) source): the subscription stays
+    /// open, silent, until cancelled. The engine does not pull again before the next `request`.
+    Never,
 }
 
-/// A synchronous source of elements, pulled one at a time by the drainer.
+/// A source of elements, pulled one at a time by the drainer.
 ///
 /// The engine pulls **one element ahead** of demand, so that a finite source completes
 /// without waiting for a request that would only find the end (rules 1.2, 1.5): after each
-/// `on_next`, and right after `on_subscribe`, it pulls the next element and keeps it until
-/// demand arrives. A source that panics in `pull` fails the stream with an error that says so;
-/// the panic never reaches the caller of `subscribe` or `request`.
+/// `on_next`, and right after `on_subscribe`, it pulls the next step and keeps an element
+/// until demand arrives (the bound: one element held). A source that panics fails the
+/// stream with an error that says so; the panic never reaches the caller of `subscribe` or
+/// `request`.
+///
+/// **Not ready, wake me later.** A source that has nothing *now* (it is fed from a callback
+/// or another thread) answers [`Pulled::NotReady`] and keeps the [`Waker`] the engine gave it
+/// in [`set_waker`](Pull::set_waker); waking it makes the engine pull again, on the waking
+/// thread (which then delivers the signals: the engine has no thread of its own). A wake while
+/// the engine is running is never lost; a wake when nothing changed costs one empty pass.
+/// (For a source fed by producers that should wait for demand, [`push`](super::push) is
+/// the ready-made building block.)
 ///
 /// # Examples
 ///
@@ -56,9 +71,53 @@ pub enum Pulled<T> {
 /// p.subscribe(Box::new(s));
 /// assert_eq!(result.wait().unwrap(), vec![2, 1, 0]);
 /// ```
+///
+/// A source fed from another thread, through a slot and the waker:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use std::task::Waker;
+/// use rs_api::Publisher;
+/// use rs_impl::source::{from_pull, Pull, Pulled};
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+///
+/// #[derive(Default)]
+/// struct Slot { item: Option<Option<u32>>, waker: Option<Waker> } // Some(None): the end
+/// struct Fed(Arc<Mutex<Slot>>);
+/// impl Pull<u32> for Fed {
+///     fn set_waker(&mut self, waker: Waker) { self.0.lock().unwrap().waker = Some(waker); }
+///     fn pull(&mut self) -> Pulled<u32> {
+///         match self.0.lock().unwrap().item.take() {
+///             Some(Some(x)) => Pulled::Next(x),
+///             Some(None) => Pulled::Complete,
+///             None => Pulled::NotReady,
+///         }
+///     }
+/// }
+/// let slot = Arc::new(Mutex::new(Slot::default()));
+/// let s2 = slot.clone();
+/// let (s, result) = collect(RequestStrategy::Unbounded);
+/// from_pull(move || Fed(s2.clone())).subscribe(Box::new(s));
+/// let feed = move |item| {
+///     let waker = {
+///         let mut slot = slot.lock().unwrap();
+///         slot.item = Some(item);
+///         slot.waker.clone().unwrap()
+///     };
+///     waker.wake(); // the engine pulls again, on this thread (outside the lock)
+/// };
+/// std::thread::spawn(move || { feed(Some(7)); feed(None); }).join().unwrap();
+/// assert_eq!(result.wait().unwrap(), vec![7]);
+/// ```
 pub trait Pull<T>: Send {
     /// Produces the next step of the stream.
     fn pull(&mut self) -> Pulled<T>;
+
+    /// Called once, before the first pull, with the waker that makes the engine pull again.
+    /// The default drops it (a source that never answers [`Pulled::NotReady`] needs none).
+    fn set_waker(&mut self, waker: Waker) {
+        drop(waker);
+    }
 }
 
 /// Starts one subscription of `source` for `subscriber`, on the caller's thread.
@@ -79,7 +138,10 @@ where
         }),
     });
     let handle: SubscriptionRef = sub.clone();
-    sub.run(Some(handle));
+    // The waker holds the subscription; the source holds the waker until it is dropped (on
+    // the terminal signal or cancel), which breaks the cycle.
+    let waker = Waker::from(sub.clone());
+    sub.run(Some((handle, waker)));
 }
 
 /// [`PullSubscription::flags`]: the subscription is over (cancelled or terminated).
@@ -95,7 +157,7 @@ enum Stop<T> {
     BadRequest,
     /// An element is ready but there is no demand for it.
     NoDemand(T),
-    /// The source has nothing now.
+    /// The source has nothing now (or never will).
     Pending,
     /// The source ended.
     Complete,
@@ -148,15 +210,23 @@ where
 {
     /// Runs the one pass through the drain loop. Only `subscribe` passes `first`, and its call
     /// is always the first drainer, so `on_subscribe` precedes every other signal (1.9).
-    fn run(&self, mut first: Option<SubscriptionRef>) {
+    fn run(&self, mut first: Option<(SubscriptionRef, Waker)>) {
         self.drain.drain(|st| self.pass(st, &mut first));
     }
 
-    fn pass(&self, st: &mut State<T, P>, first: &mut Option<SubscriptionRef>) {
+    fn pass(&self, st: &mut State<T, P>, first: &mut Option<(SubscriptionRef, Waker)>) {
         let Some(subscriber) = st.subscriber.as_mut() else {
             return;
         };
-        if let Some(handle) = first.take() {
+        if let Some((handle, waker)) = first.take() {
+            if let Some(source) = st.source.as_mut() {
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| source.set_waker(waker))) {
+                    self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+                    st.finish();
+                    panics::subscriber_panicked("Pull::set_waker", payload);
+                    return;
+                }
+            }
             let ok = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
             if let Err(payload) = ok {
                 self.subscriber_panicked(st, "on_subscribe", payload);
@@ -205,7 +275,7 @@ where
             };
             let item = match step {
                 Pulled::Next(item) => item,
-                Pulled::Pending => return Stop::Pending,
+                Pulled::NotReady | Pulled::Never => return Stop::Pending,
                 Pulled::Complete => return Stop::Complete,
                 Pulled::Error(e) => return Stop::Failed(e),
             };
@@ -285,6 +355,25 @@ where
     fn cancel(&self) {
         if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
             return; // 3.7
+        }
+        self.run(None);
+    }
+}
+
+/// The waker handed to the source ([`Pull::set_waker`]): waking runs the drain loop on the
+/// waking thread, like a `request` that adds no demand.
+impl<T, P> Wake for PullSubscription<T, P>
+where
+    T: Send + 'static,
+    P: Pull<T> + 'static,
+{
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+            return;
         }
         self.run(None);
     }

@@ -2,6 +2,9 @@
 //! handle's errors.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use rs_api::Error;
@@ -26,6 +29,8 @@ pub(super) struct Slot<R> {
     /// The outcome, and whether one was ever set (it can be taken once).
     outcome: Mutex<(Option<Result<R, Error>>, bool)>,
     ready: Condvar,
+    /// The task awaiting the handle, registered while the `outcome` lock is held.
+    waker: Mutex<Option<Waker>>,
     /// The calls on the subscription, for the handle's `cancel`.
     pub(super) gate: Arc<Gate>,
 }
@@ -35,6 +40,7 @@ impl<R> Slot<R> {
         Arc::new(Slot {
             outcome: Mutex::new((None, false)),
             ready: Condvar::new(),
+            waker: Mutex::new(None),
             gate: Gate::new(),
         })
     }
@@ -47,7 +53,26 @@ impl<R> Slot<R> {
             self.ready.notify_all();
         }
         drop(slot);
+        let waker = self.waker.lock().take();
+        if let Some(w) = waker {
+            w.wake();
+        }
         self.gate.end();
+    }
+
+    fn poll(&self, cx: &mut Context<'_>) -> Poll<Result<R, Error>> {
+        let mut slot = self.outcome.lock();
+        if let Some(outcome) = slot.0.take() {
+            return Poll::Ready(outcome);
+        }
+        if slot.1 {
+            return Poll::Ready(Err(Error::new(AlreadyTaken)));
+        }
+        // Registered before `complete` can take the lock to set the outcome (it takes the
+        // waker only after): no lost wake-up.
+        *self.waker.lock() = Some(cx.waker().clone());
+        drop(slot);
+        Poll::Pending
     }
 
     fn wait(&self) -> Result<R, Error> {
@@ -94,9 +119,31 @@ impl<R> Slot<R> {
     }
 }
 
-/// A handle on the outcome of a [`collect`](super::collect) or [`for_each`](super::for_each) subscriber.
+/// A handle on the outcome of a [`collect`](super::collect) or [`for_each`](super::for_each)
+/// subscriber.
+///
+/// Wait for it from a thread ([`wait`](Self::wait)) or `.await` it: it is a `Future` of the
+/// same outcome, woken by the subscriber's terminal signal (or its drop), on any executor.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// let (s, handle) = collect(RequestStrategy::Prefetch(4));
+/// rs_impl::source::range(0u8..3).subscribe(Box::new(s));
+/// assert_eq!(futures::executor::block_on(handle).unwrap(), vec![0, 1, 2]);
+/// ```
 pub struct Handle<R> {
     slot: Arc<Slot<R>>,
+}
+
+impl<R> Future for Handle<R> {
+    type Output = Result<R, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.slot.poll(cx)
+    }
 }
 
 impl<R> Handle<R> {

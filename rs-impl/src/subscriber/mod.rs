@@ -1,4 +1,6 @@
-//! Ready-made subscribers: [`collect`] into a `Vec`, and [`for_each`] element.
+//! Ready-made subscribers: [`collect`] into a `Vec`, [`for_each`] element, and [`external`]:
+//! one whose demand and signals are driven from outside (for bridges and event loops; its
+//! own docs give its contract).
 //!
 //! # Contract
 //!
@@ -12,9 +14,10 @@
 //!   its handle's `cancel` (from any thread) never overlap on the subscription, and nothing is
 //!   requested after the cancel; no lock is held while calling out.
 //! * **The handle:** each subscriber comes with a handle that waits for the outcome from any
-//!   thread, and can cancel the subscription. If the subscriber is dropped without a terminal
-//!   signal (cancelled, or a panic made the publisher drop it), the outcome is the
-//!   [`Cancelled`] error — a waiting thread never hangs on a subscriber that is gone.
+//!   thread (or is awaited: it is a `Future`), and can cancel the subscription. If the
+//!   subscriber is dropped without a terminal signal (cancelled, or a panic made the publisher
+//!   drop it), the outcome is the [`Cancelled`] error — a waiting thread or task never hangs
+//!   on a subscriber that is gone.
 //! * **Cost:** no lock and no allocation per element (`collect` pushes into its own `Vec`; the
 //!   handle sees the result only at the end).
 //!
@@ -48,13 +51,16 @@
 //! | `ready_made.rs` | [`collect`] and [`for_each`]: one subscriber core, two consumers |
 //! | `request.rs` | [`RequestStrategy`], and the subscription handling that applies it |
 //! | `gate.rs` | the rule 2.7 gate between the subscriber's requests and its handle's `cancel` |
-//! | `handle.rs` | [`Handle`], the outcome slot it shares with its subscriber, [`Cancelled`], [`AlreadyTaken`] |
+//! | `handle.rs` | [`Handle`] (blocking or awaited), the outcome slot it shares with its subscriber, [`Cancelled`], [`AlreadyTaken`] |
+//! | `external.rs` | [`external`]: the subscriber driven by a [`Requester`], its signals read from [`Signals`] |
 
+mod external;
 mod gate;
 mod handle;
 mod ready_made;
 mod request;
 
+pub use external::{external, External, Requester, Signals};
 pub use handle::{AlreadyTaken, Cancelled, Handle};
 pub use ready_made::{collect, for_each, Collect, ForEach};
 pub use request::RequestStrategy;

@@ -7,7 +7,7 @@ use rs_api::{
 };
 use rs_impl::demand::Demand;
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use rs_impl::loom::sync::Mutex;
+use rs_impl::loom::sync::{Arc, Condvar, Mutex};
 use rs_impl::serial::DrainLoop;
 
 use crate::demand::Counter;
@@ -278,6 +278,78 @@ impl crate::calls::Canceller for BrokenDirectCancel {
     }
 }
 
+// ----- publisher → stream handoff ------------------------------------------------------------
+
+/// The state of [`BrokenStreamHandoff`]: a one-element mailbox with a parked flag.
+#[derive(Default)]
+pub(crate) struct BrokenMailbox {
+    /// The elements waiting.
+    item: Mutex<std::collections::VecDeque<u64>>,
+    done: AtomicBool,
+    parked: AtomicBool,
+    waker: Mutex<Option<std::task::Waker>>,
+}
+
+impl BrokenMailbox {
+    fn wake_if_parked(&self) {
+        if self.parked.swap(false, Ordering::AcqRel) {
+            let w = self.waker.lock().clone();
+            if let Some(w) = w {
+                w.wake();
+            }
+        }
+    }
+
+    /// Takes the element, if any.
+    fn take(&self) -> Option<u64> {
+        self.item.lock().pop_front()
+    }
+}
+
+/// The producer half of [`BrokenStreamHandoff`].
+pub(crate) struct BrokenInlet(rs_impl::loom::sync::Arc<BrokenMailbox>);
+
+impl Subscriber<u64> for BrokenInlet {
+    fn on_subscribe(&mut self, _s: SubscriptionRef) {}
+    fn on_next(&mut self, item: u64) {
+        self.0.item.lock().push_back(item);
+        self.0.wake_if_parked();
+    }
+    fn on_error(&mut self, _e: Error) {
+        self.on_complete();
+    }
+    fn on_complete(&mut self) {
+        self.0.done.store(true, Ordering::Release);
+        self.0.wake_if_parked();
+    }
+}
+
+/// BUG: the missing re-check. The consumer looks for an element, then registers its waker and
+/// parks, without looking again: an element (or the end) published between its look and its
+/// parking finds it not parked yet, so nobody wakes it (a lost wake-up). The real ring parks
+/// with a read-modify-write of the word the producer publishes through, and re-checks.
+pub(crate) struct BrokenStreamHandoff(rs_impl::loom::sync::Arc<BrokenMailbox>);
+
+impl crate::stream::StreamHandoff for BrokenStreamHandoff {
+    type Producer = BrokenInlet;
+    fn split() -> (BrokenInlet, BrokenStreamHandoff) {
+        let m = rs_impl::loom::sync::Arc::new(BrokenMailbox::default());
+        (BrokenInlet(m.clone()), BrokenStreamHandoff(m))
+    }
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<u64>> {
+        if let Some(x) = self.0.take() {
+            return std::task::Poll::Ready(Some(x));
+        }
+        if self.0.done.load(Ordering::Acquire) {
+            // `done` was stored after the element: acquiring it makes the element visible.
+            return std::task::Poll::Ready(self.0.take());
+        }
+        *self.0.waker.lock() = Some(cx.waker().clone());
+        self.0.parked.store(true, Ordering::Release);
+        std::task::Poll::Pending
+    }
+}
+
 // ----- hand-off --------------------------------------------------------------------------------
 
 /// BUG: when busy, records the work before queueing the value, so the drainer can finish in
@@ -293,5 +365,82 @@ impl Produce for BrokenRecordFirst {
             h.poke();
             h.queue.lock().push_back(value);
         }
+    }
+}
+
+// ----- push source -----------------------------------------------------------------------------
+
+/// The shared state of [`BrokenPush`].
+#[derive(Default)]
+pub(crate) struct BrokenPushState {
+    permits: u64,
+    done: bool,
+}
+
+/// The producer half of [`BrokenPush`]: permits under a lock, a condition variable for the
+/// blocked producer, and the recording subscriber it delivers to.
+pub(crate) struct BrokenPushProducer {
+    state: Arc<(Mutex<BrokenPushState>, Condvar)>,
+    seen: Arc<Mutex<crate::push::Seen>>,
+}
+
+/// The subscription of [`BrokenPush`].
+struct BrokenPushSubscription(Arc<(Mutex<BrokenPushState>, Condvar)>);
+
+impl Subscription for BrokenPushSubscription {
+    fn request(&self, n: u64) {
+        let (lock, changed) = &*self.0;
+        lock.lock().permits += n;
+        changed.notify_all();
+    }
+    fn cancel(&self) {
+        let (lock, changed) = &*self.0;
+        lock.lock().done = true;
+        changed.notify_all();
+    }
+}
+
+/// BUG: the producer looks for a permit under the lock, releases it, and then locks again to
+/// sleep, without looking again: a request (and its notification) that comes in between is
+/// missed, and the producer sleeps although there is demand (a lost wake-up). The real source
+/// marks itself waiting in the same read-modify-write that finds no permit, and a request that
+/// sees the mark wakes it under the waiters' lock.
+pub(crate) struct BrokenPush;
+
+impl crate::push::PushSource for BrokenPush {
+    type Producer = BrokenPushProducer;
+    fn subscribed(seen: &Arc<Mutex<crate::push::Seen>>) -> (BrokenPushProducer, SubscriptionRef) {
+        let state = Arc::new((Mutex::new(BrokenPushState::default()), Condvar::new()));
+        let subscription: SubscriptionRef =
+            std::sync::Arc::new(BrokenPushSubscription(state.clone()));
+        (
+            BrokenPushProducer {
+                state,
+                seen: seen.clone(),
+            },
+            subscription,
+        )
+    }
+    fn offer_blocking(p: &BrokenPushProducer, x: u64) -> bool {
+        let (lock, changed) = &*p.state;
+        loop {
+            {
+                let mut s = lock.lock();
+                if s.done {
+                    return false;
+                }
+                if s.permits > 0 {
+                    s.permits -= 1;
+                    break;
+                }
+            }
+            let s = lock.lock(); // BUG: no second look before sleeping
+            drop(changed.wait(s));
+        }
+        p.seen.lock().items.push(x);
+        true
+    }
+    fn complete(p: &BrokenPushProducer) {
+        p.seen.lock().completed += 1;
     }
 }

@@ -12,10 +12,12 @@
 //! | [`fanout`] | `fanout::channel`, `fanout::FanoutProcessor` | publisher (with the five multicast 1.11 tests), identity processor |
 //! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
+//! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
 
+mod compat;
 mod examples;
 mod fanout;
 #[cfg(not(rs_loom))]
@@ -34,6 +36,7 @@ pub(crate) fn all() -> Vec<Suite> {
         processors::suites(),
         examples::suites(),
         fanout::suites(),
+        compat::suites(),
     ];
     #[cfg(not(rs_loom))]
     suites.push(islands::suites());
@@ -49,6 +52,7 @@ pub(crate) fn loom() -> Vec<Suite> {
         processors::loom_suites(),
         examples::loom_suites(),
         fanout::loom_suites(),
+        compat::loom_suites(),
     ]
     .concat()
 }

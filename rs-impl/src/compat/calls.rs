@@ -1,0 +1,119 @@
+//! Rule 2.4 for a subscriber whose requests are made from another thread than its signals
+//! (the stream bridge's `poll_next`, the external subscriber's requester): [`InFlight`].
+
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::{Condvar, Mutex};
+use crate::loom::thread::{self, ThreadId};
+
+/// A request is in flight (between [`InFlight::begin`] and [`InFlight::end`]).
+const REQUESTING: usize = 1;
+/// A terminal signal was received: no request starts any more.
+const ENDED: usize = 1 << 1;
+/// A terminal signal waits for the request in flight to return.
+const WAITING: usize = 1 << 2;
+
+/// No request **starts** after a terminal signal was received, and a terminal signal that
+/// arrives while a request runs on another thread waits until it returns (rule 2.4).
+///
+/// The request side marks itself with one read-modify-write of `state`, which also tells it
+/// whether the end came first: the marks and the end are totally ordered in that word, so
+/// either the request sees the end and is not made, or the end sees the request and waits
+/// for it. Two read-modify-writes and one short lock per request (not per element); the end
+/// waits only when a request is running on another thread at that moment. A terminal signal
+/// delivered *inside* the request, on its own thread (a publisher that emits synchronously
+/// from `request`), does not wait.
+///
+/// A publisher whose `request` blocks until a terminal signal it is delivering on another
+/// thread has returned (it holds a lock across the signal that its `request` takes) would
+/// deadlock with this; rule 3.4 asks `request` to return promptly. The island's input side
+/// makes the same trade (issue #12).
+#[derive(Debug)]
+pub(crate) struct InFlight {
+    state: AtomicUsize,
+    /// The thread of the request in flight, for the same-thread exception.
+    caller: Mutex<Option<ThreadId>>,
+    /// Signalled when a request returns while the end waits.
+    returned: Condvar,
+}
+
+impl InFlight {
+    pub(crate) fn new() -> Self {
+        InFlight {
+            state: AtomicUsize::new(0),
+            caller: Mutex::new(None),
+            returned: Condvar::new(),
+        }
+    }
+
+    /// Marks a request as started; `false` (and no mark) when a terminal signal was received.
+    pub(crate) fn begin(&self) -> bool {
+        *self.caller.lock() = Some(thread::current().id());
+        #[cfg(rs_loom)]
+        if broken() {
+            return self.state.load(Ordering::Acquire) & ENDED == 0;
+        }
+        let prev = self.state.fetch_or(REQUESTING, Ordering::AcqRel);
+        if prev & ENDED != 0 {
+            self.state.fetch_and(!REQUESTING, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// The request returned: wakes a terminal signal waiting for it.
+    pub(crate) fn end(&self) {
+        #[cfg(rs_loom)]
+        if broken() {
+            return;
+        }
+        let prev = self
+            .state
+            .fetch_and(!(REQUESTING | WAITING), Ordering::AcqRel);
+        if prev & WAITING != 0 {
+            let _caller = self.caller.lock(); // the waiter holds it until it sleeps
+            self.returned.notify_all();
+        }
+    }
+
+    /// A terminal signal was received: no request starts from now on, and one running on
+    /// another thread is waited for.
+    pub(crate) fn terminal(&self) {
+        #[cfg(rs_loom)]
+        if broken() {
+            self.state.fetch_or(ENDED, Ordering::AcqRel);
+            return;
+        }
+        if self.state.fetch_or(ENDED, Ordering::AcqRel) & REQUESTING == 0 {
+            return;
+        }
+        let me = thread::current().id();
+        let mut caller = self.caller.lock();
+        if *caller == Some(me) {
+            return; // delivered inside the request, on its own thread
+        }
+        while self.state.fetch_or(WAITING, Ordering::AcqRel) & REQUESTING != 0 {
+            caller = self.returned.wait(caller);
+        }
+        drop(caller);
+    }
+}
+
+/// Loom builds only: whether the protocol is broken on purpose (the loom model's twin: the
+/// request looks for the end with a plain load, the end does not wait). Process-wide, set only
+/// in the child process that runs the broken twin.
+#[cfg(rs_loom)]
+fn broken() -> bool {
+    BROKEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(rs_loom)]
+#[allow(clippy::disallowed_types)]
+static BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Loom builds only: breaks the rule-2.4 protocol of the stream bridge and the external
+/// subscriber for this process (see the loom model `stream_request_racing_on_complete`).
+#[cfg(rs_loom)]
+#[doc(hidden)]
+pub fn break_request_guard_for_loom() {
+    BROKEN.store(true, std::sync::atomic::Ordering::Relaxed);
+}

@@ -1,0 +1,373 @@
+//! Publisher → `Stream`: [`PublisherStream`] and the subscriber that feeds it.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::stream::{FusedStream, Stream};
+use rs_api::{Error, Publisher, Subscriber, SubscriptionRef};
+
+use super::ring::{ring, Inlet, Outlet, CLOSED, DONE, OVERFLOW, SUBSCRIBED};
+use super::CompatError;
+
+/// How a stream asks for elements.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prefetch {
+    /// The first request, and the most ever outstanding or buffered.
+    prefetch: u64,
+    /// The replenishing request, made once that many elements have been consumed.
+    batch: u64,
+    /// Consumed since the last replenishing request.
+    consumed: u64,
+    /// Requested and not yet consumed.
+    outstanding: u64,
+    /// The first request was made.
+    started: bool,
+}
+
+impl Prefetch {
+    pub(crate) fn new(prefetch: usize) -> Self {
+        let prefetch = u64::try_from(prefetch.max(1)).unwrap_or(u64::MAX);
+        Prefetch {
+            prefetch,
+            batch: (prefetch / 2).max(1),
+            consumed: 0,
+            outstanding: 0,
+            started: false,
+        }
+    }
+
+    /// The request due now, if any: the prefetch at first, then a batch once a batch has been
+    /// consumed. Asked lazily, when the consumer wants its next element, so that nothing is
+    /// requested before it is wanted.
+    #[inline]
+    fn due(&mut self) -> Option<u64> {
+        let n = if !self.started {
+            self.started = true;
+            self.prefetch
+        } else if self.consumed >= self.batch {
+            self.consumed -= self.batch;
+            self.batch
+        } else {
+            return None;
+        };
+        self.outstanding = self.outstanding.saturating_add(n);
+        Some(n)
+    }
+
+    /// Counts one consumed element.
+    #[inline]
+    fn consumed_one(&mut self) {
+        self.consumed += 1;
+        self.outstanding = self.outstanding.saturating_sub(1);
+    }
+}
+
+/// The subscriber side of a [`PublisherStream`]: publishes what it receives into the stream's
+/// bounded buffer. Made by [`stream_subscriber`], or inside [`to_stream`].
+///
+/// It never calls its subscription itself (the stream does, from `poll_next` and its `Drop`,
+/// so those calls are serial: rule 2.7), except to cancel a second subscription (2.5) or one
+/// that arrives after the stream was dropped.
+pub struct StreamSubscriber<T> {
+    inlet: Inlet<T>,
+    subscribed: bool,
+}
+
+impl<T> fmt::Debug for StreamSubscriber<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamSubscriber")
+            .field("subscribed", &self.subscribed)
+            .field("buffer", &self.inlet.ring().capacity())
+            .finish()
+    }
+}
+
+impl<T> StreamSubscriber<T> {
+    /// A subscriber feeding `inlet` (for the other consumers of the ring, such as
+    /// [`external`](crate::subscriber::external)).
+    pub(crate) fn new(inlet: Inlet<T>) -> Self {
+        StreamSubscriber {
+            inlet,
+            subscribed: false,
+        }
+    }
+
+    /// Rule 2.5: `true` for the first subscription; any later one is cancelled here.
+    pub(crate) fn first_subscription(&mut self, subscription: &SubscriptionRef) -> bool {
+        if self.subscribed {
+            subscription.cancel();
+            return false;
+        }
+        self.subscribed = true;
+        true
+    }
+}
+
+impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if !self.first_subscription(&subscription) {
+            return;
+        }
+        if let Some(orphan) = self.inlet.subscribed(subscription) {
+            orphan.cancel(); // the stream is gone already
+        }
+    }
+
+    #[inline]
+    fn on_next(&mut self, item: T) {
+        self.inlet.push(item);
+    }
+
+    fn on_error(&mut self, error: Error) {
+        self.inlet.done(Some(error));
+    }
+
+    fn on_complete(&mut self) {
+        self.inlet.done(None);
+    }
+}
+
+/// A publisher read as a `Stream` of `Result<T, Error>`: bounded and demand-driven.
+///
+/// # Contract
+///
+/// * **Demand:** nothing is requested before the first `poll_next`; then `prefetch`, and
+///   `prefetch / 2` (at least 1) each time that many have been consumed, asked when the next
+///   element is wanted. So at most `prefetch` elements are ever requested and not consumed.
+/// * **Bound (what bounds memory):** one buffer of `prefetch` slots rounded up to a power of
+///   two, allocated once. A publisher that sends more than requested (rule 1.1) does not grow
+///   it: the excess is dropped, upstream is cancelled and the stream yields
+///   [`CompatError::Overflow`].
+/// * **Items:** every element as `Ok`, in order; `on_error` as one `Err` after the elements
+///   before it, then the end; `on_complete` as the end. A publisher that drops the subscriber
+///   without a terminal signal yields [`CompatError::Dropped`], then the end. After the end,
+///   `None` forever ([`FusedStream`]).
+/// * **Waking:** the waker of the last `Pending` poll is woken when an element or a signal
+///   arrives, from the publisher's thread, and only if the stream is parked: no polling loop,
+///   any executor. While requested elements are on their way, `poll_next` first watches the
+///   buffer for a bounded moment (a spin of 127 pause hints, a microsecond or two, never a
+///   yield) before it parks: a producer in the middle of a burst publishes its next element
+///   sooner than a park and a wake-up take, and a consumer faster than its producer would
+///   otherwise park once per element.
+/// * **Cancel on drop:** dropping the stream before the end cancels the subscription (from the
+///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), and the buffered
+///   elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
+///   hence serial (rule 2.7).
+/// * **Rule 2.4:** no request starts once a terminal signal has arrived, even one still
+///   waiting in the buffer behind elements; and `on_complete` / `on_error` arriving while
+///   `poll_next` is inside `request` on another thread wait until that call returns, so no
+///   call on the subscription runs after the terminal signal was received. (The cost: two
+///   read-modify-writes and a short lock per request, not per element. A terminal signal
+///   delivered synchronously inside the request, on its own thread, does not wait; a
+///   publisher whose `request` blocks until its concurrent terminal signal returns would
+///   deadlock with this, which rule 3.4 asks it not to do.)
+///
+/// # Examples
+///
+/// ```
+/// use futures::StreamExt;
+/// use rs_impl::compat::PublisherCompat;
+///
+/// let stream = rs_impl::source::range(1u64..=100).to_stream(16);
+/// let sum = futures::executor::block_on(stream.map(Result::unwrap).fold(0, |a, x| async move { a + x }));
+/// assert_eq!(sum, 5050);
+/// ```
+pub struct PublisherStream<T> {
+    outlet: Outlet<T>,
+    demand: Prefetch,
+    /// Taken from the ring after `on_subscribe`; dropped at the end.
+    subscription: Option<SubscriptionRef>,
+    ended: bool,
+}
+
+impl<T> fmt::Debug for PublisherStream<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PublisherStream")
+            .field("buffer", &self.outlet.ring().capacity())
+            .field("subscribed", &self.subscription.is_some())
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+/// A stream and the subscriber that feeds it, for subscribing yourself (see
+/// [`PublisherStream`] for the contract; [`to_stream`] does both steps).
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use futures::StreamExt;
+///
+/// let (subscriber, stream) = rs_impl::compat::stream_subscriber::<u8>(4);
+/// rs_impl::source::from_iter([1u8, 2, 3]).subscribe(Box::new(subscriber));
+/// let items: Vec<_> = futures::executor::block_on(stream.collect());
+/// assert_eq!(items.into_iter().map(Result::unwrap).collect::<Vec<_>>(), vec![1, 2, 3]);
+/// ```
+pub fn stream_subscriber<T>(prefetch: usize) -> (StreamSubscriber<T>, PublisherStream<T>) {
+    let (inlet, outlet) = ring(prefetch);
+    (
+        StreamSubscriber::new(inlet),
+        PublisherStream {
+            outlet,
+            demand: Prefetch::new(prefetch),
+            subscription: None,
+            ended: false,
+        },
+    )
+}
+
+/// Subscribes to `publisher` and returns the subscription as a [`PublisherStream`] that
+/// requests `prefetch` elements at a time (replenishing in halves).
+///
+/// # Examples
+///
+/// ```
+/// use futures::StreamExt;
+/// use rs_api::Error;
+///
+/// let failing = rs_impl::source::failed::<u8>(Error::msg("boom"));
+/// let items: Vec<_> = futures::executor::block_on(rs_impl::compat::to_stream(&failing, 8).collect());
+/// assert_eq!(items.len(), 1);
+/// assert_eq!(items[0].as_ref().unwrap_err().to_string(), "boom");
+/// ```
+pub fn to_stream<T, P>(publisher: &P, prefetch: usize) -> PublisherStream<T>
+where
+    T: Send + 'static,
+    P: Publisher<T> + ?Sized,
+{
+    let (subscriber, stream) = stream_subscriber(prefetch);
+    publisher.subscribe(Box::new(subscriber));
+    stream
+}
+
+impl<T> PublisherStream<T> {
+    /// The number of buffer slots (the prefetch rounded up to a power of two).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (_s, stream) = rs_impl::compat::stream_subscriber::<u8>(24);
+    /// assert_eq!(stream.buffer_capacity(), 32);
+    /// ```
+    pub fn buffer_capacity(&self) -> usize {
+        self.outlet.ring().capacity()
+    }
+
+    /// Ends the stream: no more calls on the subscription.
+    fn end(&mut self) {
+        self.ended = true;
+        self.subscription = None;
+    }
+
+    /// Ends the stream and cancels the subscription.
+    fn cancel(&mut self) {
+        if let Some(s) = self.subscription.take() {
+            s.cancel();
+        }
+        self.ended = true;
+    }
+}
+
+/// How a stream whose buffer is empty ends, from the signal bits its last look saw.
+pub(crate) enum Ending {
+    /// The publisher broke rule 1.1: yield this error and cancel upstream.
+    Overflow(Error),
+    /// Over: yield the error, if any, then the end. No call on the subscription any more.
+    Done(Option<Error>),
+}
+
+impl Ending {
+    /// `None`: not over; wait.
+    pub(crate) fn of<T>(outlet: &Outlet<T>) -> Option<Ending> {
+        let flags = outlet.flags();
+        if flags & OVERFLOW != 0 {
+            let capacity = outlet.ring().capacity();
+            Some(Ending::Overflow(CompatError::Overflow { capacity }.into()))
+        } else if flags & DONE != 0 {
+            Some(Ending::Done(outlet.ring().take_error()))
+        } else if flags & CLOSED != 0 {
+            Some(Ending::Done(Some(CompatError::Dropped.into())))
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> Unpin for PublisherStream<T> {}
+
+impl<T> Stream for PublisherStream<T> {
+    type Item = Result<T, Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        loop {
+            if let Some(s) = &this.subscription {
+                // Rule 2.4: no request once a terminal signal has arrived (it may be waiting
+                // in the buffer behind elements not consumed yet), and a terminal signal that
+                // arrives meanwhile waits for this request to return (see `InFlight`).
+                if let Some(n) = this.demand.due() {
+                    let ring = this.outlet.ring();
+                    if ring.is_open() && ring.calls.begin() {
+                        s.request(n);
+                        ring.calls.end();
+                    }
+                }
+            }
+            if let Some(item) = this.outlet.pop() {
+                this.demand.consumed_one();
+                return Poll::Ready(Some(Ok(item)));
+            }
+            let flags = this.outlet.flags();
+            if this.subscription.is_none() && flags & SUBSCRIBED != 0 {
+                if let Some(s) = this.outlet.ring().take_subscription() {
+                    this.subscription = Some(s);
+                    continue;
+                }
+            }
+            match Ending::of(&this.outlet) {
+                Some(Ending::Overflow(e)) => {
+                    this.cancel();
+                    return Poll::Ready(Some(Err(e)));
+                }
+                Some(Ending::Done(last)) => {
+                    this.end();
+                    return Poll::Ready(last.map(Err));
+                }
+                None => {}
+            }
+            if this.outlet.wait(cx.waker(), this.demand.outstanding > 0) {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.ended {
+            (0, Some(0))
+        } else {
+            (0, None)
+        }
+    }
+}
+
+impl<T> FusedStream for PublisherStream<T> {
+    fn is_terminated(&self) -> bool {
+        self.ended
+    }
+}
+
+impl<T> Drop for PublisherStream<T> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.cancel();
+        }
+        if let Some(orphan) = self.outlet.leave() {
+            orphan.cancel(); // subscribed, but never taken: cancel it here
+        }
+    }
+}
