@@ -9,6 +9,7 @@
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
 //! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
+//! | [`boundary`] | batching async boundaries between islands; the boundary subscriber (an island's input side) |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
@@ -26,6 +27,7 @@
 //! assert_eq!(result.wait().unwrap().len(), 1000);
 //! ```
 
+pub mod boundary;
 pub mod compat;
 pub mod demand;
 pub mod fanout;

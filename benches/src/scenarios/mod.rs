@@ -6,6 +6,7 @@
 //! | [`interpreter`] | `interpreter` | seed 002's InterpreterBenchmark: k identity stages in one island, against separate publisher/subscriber pairs and a futures::stream chain |
 //! | [`pipeline`] | `pipeline` | a producer thread handing `u64`s to a consumer thread |
 //! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
+//! | [`boundary`] | `boundary` | seed 001's AsyncBoundaryThroughputBenchmark: K identity stages each behind an async boundary, against chains of crossbeam, tokio and futures channels |
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
 //!
@@ -15,6 +16,7 @@
 
 use crate::scenario::Scenario;
 
+pub mod boundary;
 pub mod compat;
 pub mod fanout;
 pub mod interpreter;
@@ -41,5 +43,6 @@ pub fn all() -> Vec<Scenario> {
         interpreter::scenario(),
         compat::to_stream_scenario(),
         compat::from_stream_scenario(),
+        boundary::scenario(),
     ]
 }

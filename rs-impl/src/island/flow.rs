@@ -13,30 +13,101 @@ use rs_api::{
 };
 
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::Arc;
 
-use super::edge::{InputShared, InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
+use super::edge::{SharedPublisher, SubscriberOut, SubscriberSink};
 use super::fused::{self, Op};
 use super::future::{Island, DEFAULT_BUDGET};
-use super::interpreter::{BuildError, GraphBuilder};
+use super::interpreter::{BuildError, GraphBuilder, Interpreter};
 use super::runtime::Runtime;
+use super::segment::{add_bare, Exit, IterOf, Out, SegIn, SegOut};
 use super::stage::{Inlet, Outlet, PortId, Stage};
 use super::stages::{self, BoxStream};
 use super::IslandError;
+use crate::boundary::input::RingIn;
+use crate::boundary::output::RingOut;
+use crate::boundary::ring::{Producer, Shared};
+use crate::boundary::{BoundaryConfig, BoundaryInput, BoundarySubscriber};
 use crate::panics as report;
 
 /// The input buffer of [`Flow::from_publisher`] (elements prefetched from the upstream).
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
 
-/// Adds the source; returns the connection whose in-port the next stage takes.
-type SourceFn = dyn Fn(&mut GraphBuilder) -> Result<u32, BuildError> + Send + Sync;
-/// Adds one stage after the connection given; returns its output connection.
-type StepFn = dyn Fn(&mut GraphBuilder, u32) -> Result<u32, BuildError> + Send + Sync;
+/// Adds the source; returns where its elements are: a connection whose in-port the next
+/// stage takes, or a boundary's input side for the next segment.
+type SourceFn = dyn Fn(&mut GraphBuilder) -> Result<SegIn, BuildError> + Send + Sync;
+/// Adds one stage after the position given; returns its output connection.
+type StepFn = dyn Fn(&mut GraphBuilder, SegIn) -> Result<u32, BuildError> + Send + Sync;
+/// Ends the island at the position given, after the fused operators given, with a boundary's
+/// output side; returns the boundary's input side, where the next island starts.
+type BoundaryFn =
+    dyn Fn(&mut GraphBuilder, SegIn, &[Op]) -> Result<SegIn, BuildError> + Send + Sync;
 
-/// One step of a blueprint: a stage of its own, or an operator fused with its neighbours.
+/// One step of a blueprint: a stage of its own, an operator fused with its neighbours, or an
+/// async boundary (the next steps run on another island).
 #[derive(Clone)]
 enum Step {
     Stage(StdArc<StepFn>),
     Op(Op),
+    Boundary(StdArc<BoundaryFn>),
+}
+
+/// The connection at `at`: itself, or a bare segment from a boundary's input side into a new
+/// connection (for a stage of its own right after a boundary).
+fn to_port<T: Send + 'static>(g: &mut GraphBuilder, at: SegIn) -> Result<u32, BuildError> {
+    match at {
+        SegIn::Port(c) => Ok(c),
+        SegIn::Iter(head) => Ok(head.into_stage(g)),
+        ring @ SegIn::Ring(_) => {
+            let (o, i) = g.connection::<T>();
+            add_bare::<T>(g, ring, SegOut::Port(o.id().index()))?;
+            Ok(i.id().index())
+        }
+    }
+}
+
+/// Adds `ops` (possibly none) from `at` into `exit`.
+fn into_exit<T: Send + 'static>(
+    g: &mut GraphBuilder,
+    at: SegIn,
+    ops: &[Op],
+    exit: Box<dyn Exit>,
+) -> Result<(), BuildError> {
+    if ops.is_empty() {
+        add_bare::<T>(g, at, SegOut::Out(exit))
+    } else {
+        fused::materialise(ops, g, at, Some(exit)).map(|_| ())
+    }
+}
+
+/// How a materialised flow ends.
+enum Final<T> {
+    /// A subscriber, signalled per element.
+    Subscriber(BoxSubscriber<T>),
+    /// A boundary subscriber of ours, taken over: the last island writes batches into it.
+    Boundary(Arc<Shared<T>>),
+}
+
+/// The boundary of a [`BoundarySubscriber`] (or of a processor's subscriber half) behind
+/// `subscriber`, claimed for an output side of ours; `None` for any other subscriber, or one
+/// already subscribed.
+fn take_over<T: Send + 'static>(subscriber: &mut BoxSubscriber<T>) -> Option<Arc<Shared<T>>> {
+    let b = subscriber
+        .__internal()?
+        .downcast_mut::<BoundarySubscriber<T>>()?;
+    let shared = b.take_over()?;
+    let claimed = {
+        let mut control = shared.control();
+        let ok = shared.claim(Producer::Internal, &mut control);
+        if ok {
+            // Its island may be running already: it prefetches once it sees its producer.
+            if let Some(n) = &control.consumer {
+                n.notify();
+            }
+        }
+        ok
+    };
+    claimed.then_some(shared)
 }
 
 /// A blueprint of a linear stream: a source, then stages, producing `T`.
@@ -145,10 +216,27 @@ impl<T: Send + 'static> Flow<T> {
     /// # drop(f);
     /// ```
     pub fn from_shared_publisher(publisher: SharedPublisher<T>, buffer: usize) -> Self {
-        Self::from_source(move |g| {
-            let (o, i) = g.connection::<T>();
-            g.add_stage(PublisherSource::new(o, publisher.clone(), buffer));
-            Ok(i.id().index())
+        Self::from_source(move |_| {
+            let ring = RingIn::new(Shared::new(buffer), Some(publisher.clone()));
+            Ok(SegIn::Ring(Box::new(ring)))
+        })
+    }
+
+    /// A flow fed by a [`BoundarySubscriber`]'s ring: `input` is what
+    /// [`BoundarySubscriber::new`] returned with the subscriber. A boundary has one consumer,
+    /// so only one island can be materialised from it: a second materialisation fails to
+    /// build ([`BuildError::AlreadyMaterialised`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`BoundarySubscriber`].
+    pub fn from_boundary(input: BoundaryInput<T>) -> Self {
+        let shared = input.shared;
+        Self::from_source(move |_| {
+            if !shared.claim_consumer() {
+                return Err(BuildError::AlreadyMaterialised);
+            }
+            Ok(SegIn::Ring(Box::new(RingIn::new(shared.clone(), None))))
         })
     }
 
@@ -164,11 +252,7 @@ impl<T: Send + 'static> Flow<T> {
         I: IntoIterator<Item = T> + Clone + Send + Sync + 'static,
         I::IntoIter: Send + 'static,
     {
-        Self::from_source(move |g| {
-            let (o, i) = g.connection::<T>();
-            g.add_stage(stages::IterSource::new(o, iterable.clone()));
-            Ok(i.id().index())
-        })
+        Self::from_source(move |_| Ok(SegIn::Iter(Box::new(IterOf(iterable.clone().into_iter())))))
     }
 
     /// A flow of the elements of a fresh `futures::Stream` per materialisation, made by
@@ -232,13 +316,13 @@ impl<T: Send + 'static> Flow<T> {
         Self::from_source(move |g| {
             let (o, i) = g.connection::<T>();
             g.add_stage(stages::StreamSource::new(o, make()));
-            Ok(i.id().index())
+            Ok(SegIn::Port(i.id().index()))
         })
     }
 
     pub(super) fn from_source<F>(f: F) -> Self
     where
-        F: Fn(&mut GraphBuilder) -> Result<u32, BuildError> + Send + Sync + 'static,
+        F: Fn(&mut GraphBuilder) -> Result<SegIn, BuildError> + Send + Sync + 'static,
     {
         Flow {
             source: StdArc::new(f),
@@ -265,7 +349,8 @@ impl<T: Send + 'static> Flow<T> {
         F: Fn(Inlet<T>, Outlet<U>) -> S + Send + Sync + 'static,
     {
         self.steps.push(Step::Stage(StdArc::new(
-            move |g: &mut GraphBuilder, c: u32| {
+            move |g: &mut GraphBuilder, at: SegIn| {
+                let c = to_port::<T>(g, at)?;
                 let inlet = g.inlet::<T>(PortId(c))?;
                 let (o, next) = g.connection::<U>();
                 g.add_stage(factory(inlet, o));
@@ -388,6 +473,60 @@ impl<T: Send + 'static> Flow<T> {
         })
     }
 
+    /// An asynchronous boundary with the default [`BoundaryConfig`]: the steps before it run
+    /// on one island, the steps after it on another, joined by a batching boundary (see
+    /// [`crate::boundary`] for the contract).
+    ///
+    /// # Examples
+    ///
+    /// See [`crate::boundary`].
+    pub fn async_boundary(self) -> Flow<T> {
+        self.async_boundary_with(BoundaryConfig::new())
+    }
+
+    /// An asynchronous boundary set up with `config` (its ring size; batching on or off).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::boundary::BoundaryConfig;
+    /// let f = rs_impl::island::Flow::from_iter(0..3u8)
+    ///     .async_boundary_with(BoundaryConfig::new().size(16).batching(false));
+    /// # drop(f);
+    /// ```
+    pub fn async_boundary_with(mut self, config: BoundaryConfig) -> Flow<T> {
+        self.steps.push(Step::Boundary(StdArc::new(
+            move |g: &mut GraphBuilder, at: SegIn, ops: &[Op]| {
+                let shared = Shared::<T>::new(config.ring_size());
+                {
+                    let mut control = shared.control();
+                    shared.claim(Producer::Internal, &mut control);
+                }
+                shared.claim_consumer();
+                let exit = Box::new(Out::Ring(RingOut::new(shared.clone(), config.cap())));
+                into_exit::<T>(g, at, ops, exit)?;
+                Ok(SegIn::Ring(Box::new(RingIn::new(shared, None))))
+            },
+        )));
+        self
+    }
+
+    /// The number of islands each materialisation runs: one more than its async boundaries.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let f = rs_impl::island::Flow::from_iter(0..3u8).async_boundary().map(|x| x + 1);
+    /// assert_eq!(f.islands(), 2);
+    /// ```
+    pub fn islands(&self) -> usize {
+        1 + self
+            .steps
+            .iter()
+            .filter(|s| matches!(s, Step::Boundary(_)))
+            .count()
+    }
+
     /// Sets the island's budget: events per `poll` before it yields to its executor.
     ///
     /// # Examples
@@ -401,12 +540,15 @@ impl<T: Send + 'static> Flow<T> {
         self
     }
 
-    /// Materialises the blueprint for `subscriber`: one island, to spawn on any executor.
+    /// Materialises the blueprint for `subscriber`: one island, to spawn on any executor. A
+    /// flow with async boundaries runs on several islands: use
+    /// [`into_islands`](Flow::into_islands).
     ///
     /// # Errors
     ///
     /// The subscriber is given back with the error when the blueprint cannot be built (a
-    /// stage factory panicked, or a user stage declared its ports wrongly).
+    /// stage factory panicked, a user stage declared its ports wrongly, the flow has async
+    /// boundaries).
     ///
     /// # Examples
     ///
@@ -419,51 +561,131 @@ impl<T: Send + 'static> Flow<T> {
     /// assert_eq!(h.wait().unwrap(), vec![0, 2, 4]);
     /// ```
     pub fn into_island(&self, subscriber: BoxSubscriber<T>) -> Result<Island, NotBuilt<T>> {
-        let built = catch_unwind(AssertUnwindSafe(|| -> Result<_, BuildError> {
+        if self.islands() > 1 {
+            return Err(NotBuilt {
+                subscriber,
+                error: Error::new(BuildError::SeveralIslands {
+                    islands: self.islands(),
+                }),
+            });
+        }
+        let mut islands = self.into_islands(subscriber)?;
+        Ok(islands.pop().expect("one island"))
+    }
+
+    /// Materialises the blueprint for `subscriber`: one island per segment between async
+    /// boundaries, in flow order (the last one serves `subscriber`). Spawn every one of them;
+    /// [`Island::start`] them first to deliver `on_subscribe` on the calling thread.
+    ///
+    /// # Errors
+    ///
+    /// The subscriber is given back with the error when the blueprint cannot be built (a
+    /// stage factory panicked, or a user stage declared its ports wrongly).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::island::Flow;
+    /// use rs_impl::subscriber::{collect, RequestStrategy};
+    /// let (s, h) = collect(RequestStrategy::Unbounded);
+    /// let islands = Flow::from_iter(0..3u8)
+    ///     .async_boundary()
+    ///     .map(|x| x * 2)
+    ///     .into_islands(Box::new(s))
+    ///     .unwrap();
+    /// assert_eq!(islands.len(), 2);
+    /// let threads: Vec<_> = islands
+    ///     .into_iter()
+    ///     .map(|i| std::thread::spawn(move || futures::executor::block_on(i)))
+    ///     .collect();
+    /// assert_eq!(h.wait().unwrap(), vec![0, 2, 4]);
+    /// # for t in threads { t.join().unwrap(); }
+    /// ```
+    pub fn into_islands(
+        &self,
+        mut subscriber: BoxSubscriber<T>,
+    ) -> Result<Vec<Island>, NotBuilt<T>> {
+        let last = match take_over(&mut subscriber) {
+            Some(shared) => {
+                report::drop_guarded(subscriber);
+                Final::Boundary(shared)
+            }
+            None => Final::Subscriber(subscriber),
+        };
+        self.materialise(last)
+    }
+
+    fn materialise(&self, last: Final<T>) -> Result<Vec<Island>, NotBuilt<T>> {
+        let mut built = Vec::with_capacity(self.islands());
+        let r = catch_unwind(AssertUnwindSafe(|| -> Result<_, BuildError> {
             let mut g = GraphBuilder::new();
-            let mut c = (self.source)(&mut g)?;
-            let mut i = 0;
-            while i < self.steps.len() {
-                match &self.steps[i] {
-                    Step::Stage(step) => {
-                        c = step(&mut g, c)?;
-                        i += 1;
+            let mut at = (self.source)(&mut g)?;
+            let mut ops: Vec<Op> = Vec::new();
+            for step in &self.steps {
+                match step {
+                    Step::Op(op) => ops.push(op.clone()),
+                    Step::Stage(f) => {
+                        if !ops.is_empty() {
+                            let c = fused::materialise(&ops, &mut g, at, None)?;
+                            at = SegIn::Port(c.expect("a segment without exit ends in a port"));
+                            ops.clear();
+                        }
+                        at = SegIn::Port(f(&mut g, at)?);
                     }
-                    Step::Op(_) => {
-                        let ops: Vec<Op> = self.steps[i..]
-                            .iter()
-                            .map_while(|s| match s {
-                                Step::Op(op) => Some(op.clone()),
-                                Step::Stage(_) => None,
-                            })
-                            .collect();
-                        i += ops.len();
-                        c = fused::materialise(&ops, &mut g, c)?;
+                    Step::Boundary(b) => {
+                        at = b(&mut g, at, &ops)?;
+                        ops.clear();
+                        built.push(std::mem::take(&mut g).build()?);
                     }
                 }
             }
-            let inlet = g.inlet::<T>(PortId(c))?;
-            Ok((g, inlet))
+            Ok((g, at, ops))
         }));
-        let (mut g, inlet) = match built {
+        let (mut g, at, ops) = match r {
             Ok(Ok(x)) => x,
-            Ok(Err(e)) => {
-                return Err(NotBuilt {
-                    subscriber,
-                    error: Error::new(e),
-                })
-            }
+            Ok(Err(e)) => return Err(not_built(last, Error::new(e))),
             Err(p) => {
                 let error = Error::new(IslandError::StagePanicked {
                     stage: "a stage factory",
                     message: report::panic_message(&*p),
                 });
-                return Err(NotBuilt { subscriber, error });
+                return Err(not_built(last, error));
             }
         };
-        g.add_stage(SubscriberSink::new(inlet, subscriber));
-        match g.build() {
-            Ok(interpreter) => Ok(Island::new(interpreter).with_budget(self.budget)),
+        let ended = match last {
+            Final::Boundary(shared) => {
+                let cap = (shared.size() / 2).max(1);
+                let exit = Box::new(Out::Ring(RingOut::new(shared, cap)));
+                into_exit::<T>(&mut g, at, &ops, exit)
+            }
+            Final::Subscriber(subscriber) => match at {
+                // After a boundary: the subscriber is served by the segment itself.
+                ring @ SegIn::Ring(_) => {
+                    let exit = Box::new(Out::Subscriber(SubscriberOut::new(subscriber)));
+                    into_exit::<T>(&mut g, ring, &ops, exit)
+                }
+                at => (|| {
+                    let c = if ops.is_empty() {
+                        to_port::<T>(&mut g, at)?
+                    } else {
+                        fused::materialise(&ops, &mut g, at, None)?
+                            .expect("a segment without exit ends in a port")
+                    };
+                    let inlet = g.inlet::<T>(PortId(c))?;
+                    g.add_stage(SubscriberSink::new(inlet, subscriber));
+                    Ok(())
+                })(),
+            },
+        };
+        let island = ended.and_then(|()| g.build());
+        match island {
+            Ok(interpreter) => {
+                built.push(interpreter);
+                Ok(built
+                    .into_iter()
+                    .map(|i: Interpreter| Island::new(i).with_budget(self.budget))
+                    .collect())
+            }
             Err(e) => Err(NotBuilt {
                 subscriber: Box::new(Refused),
                 error: Error::new(e),
@@ -498,6 +720,22 @@ impl<T> fmt::Debug for NotBuilt<T> {
         f.debug_struct("NotBuilt")
             .field("error", &self.error)
             .finish_non_exhaustive()
+    }
+}
+
+/// The subscriber given back from a failed build; a taken-over boundary fails instead (its
+/// island sees the error).
+fn not_built<T: Send + 'static>(last: Final<T>, error: Error) -> NotBuilt<T> {
+    match last {
+        Final::Subscriber(subscriber) => NotBuilt { subscriber, error },
+        Final::Boundary(shared) => {
+            let mut exit = RingOut::new(shared, 1);
+            exit.fail(error.clone());
+            NotBuilt {
+                subscriber: Box::new(Refused),
+                error,
+            }
+        }
     }
 }
 
@@ -549,13 +787,24 @@ impl<T> fmt::Debug for FlowPublisher<T> {
 
 impl<T: Send + 'static> Publisher<T> for FlowPublisher<T> {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
-        match self.flow.into_island(subscriber) {
-            Ok(mut island) => {
-                island.start(); // on_subscribe before subscribe returns
-                self.runtime.spawn(island)
+        spawn_flow(&self.flow, subscriber, &self.runtime);
+    }
+}
+
+/// Materialises `flow` for `subscriber`, starts its islands here (`on_subscribe` before
+/// `subscribe` returns) and spawns them on `runtime`; refuses the subscriber (1.9) if the
+/// flow cannot be built.
+fn spawn_flow<T: Send + 'static>(flow: &Flow<T>, subscriber: BoxSubscriber<T>, runtime: &Runtime) {
+    match flow.into_islands(subscriber) {
+        Ok(mut islands) => {
+            for island in &mut islands {
+                island.start();
             }
-            Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
+            for island in islands {
+                runtime.spawn(island);
+            }
         }
+        Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
     }
 }
 
@@ -585,7 +834,7 @@ impl<T: Send + 'static> Publisher<T> for FlowPublisher<T> {
 /// assert_eq!(h.wait().unwrap(), vec![0, 2, 4, 6, 8]);
 /// ```
 pub struct IslandProcessor<T, R> {
-    input: InputSubscriber<T>,
+    input: BoundarySubscriber<T>,
     shared: StdArc<ProcessorShared<R>>,
 }
 
@@ -598,9 +847,7 @@ struct ProcessorShared<R> {
 impl<T, R> Clone for IslandProcessor<T, R> {
     fn clone(&self) -> Self {
         IslandProcessor {
-            input: InputSubscriber {
-                shared: self.input.shared.clone(),
-            },
+            input: self.input.clone(),
             shared: self.shared.clone(),
         }
     }
@@ -626,15 +873,10 @@ impl<T: Send + 'static, R: Send + 'static> IslandProcessor<T, R> {
     where
         F: FnOnce(Flow<T>) -> Flow<R>,
     {
-        let input = InputShared::<T>::new(buffer);
-        let source = input.clone();
-        let flow = build(Flow::from_source(move |g| {
-            let (o, i) = g.connection::<T>();
-            g.add_stage(PublisherSource::attached(o, source.clone(), None));
-            Ok(i.id().index())
-        }));
+        let (input, ring) = BoundarySubscriber::<T>::new(buffer);
+        let flow = build(Flow::from_boundary(ring));
         IslandProcessor {
-            input: InputSubscriber { shared: input },
+            input,
             shared: StdArc::new(ProcessorShared {
                 flow,
                 runtime: runtime.clone(),
@@ -660,6 +902,9 @@ where
     fn on_complete(&mut self) {
         self.input.on_complete();
     }
+    fn __internal(&mut self) -> Option<&mut dyn std::any::Any> {
+        self.input.__internal()
+    }
 }
 
 impl<T: Send + 'static, R: Send + 'static> Publisher<R> for IslandProcessor<T, R> {
@@ -674,13 +919,7 @@ impl<T: Send + 'static, R: Send + 'static> Publisher<R> for IslandProcessor<T, R
             );
             return;
         }
-        match self.shared.flow.into_island(subscriber) {
-            Ok(mut island) => {
-                island.start(); // on_subscribe before subscribe returns
-                self.shared.runtime.spawn(island)
-            }
-            Err(NotBuilt { subscriber, error }) => refuse(subscriber, error),
-        }
+        spawn_flow(&self.shared.flow, subscriber, &self.shared.runtime);
     }
 }
 

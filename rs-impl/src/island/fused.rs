@@ -16,6 +16,7 @@ use std::fmt;
 use std::sync::Arc as StdArc;
 
 use super::interpreter::{BuildError, GraphBuilder};
+use super::segment::{add_segment, out_terminal, port_terminal, Exit, SegIn, SegOut};
 use super::stage::{Ctx, Inlet, PortId, Ports, Stage};
 
 /// Operators fused into one stage at most (then a new fused stage starts).
@@ -42,8 +43,11 @@ type Wrap = dyn Fn(Box<dyn Any + Send>) -> Box<dyn Any + Send> + Send + Sync;
 /// Makes the connection after a segment ending with this operator, and the continuation
 /// that pushes to it: `(Cont<U> as Any, connection)`.
 type Terminal = dyn Fn(&mut GraphBuilder) -> (Box<dyn Any + Send>, u32) + Send + Sync;
-/// Makes the fused stage of a segment starting with this operator.
-type MakeStage = dyn Fn(&mut GraphBuilder, u32, u32, Box<dyn Any + Send>) -> Result<(), BuildError>
+/// The continuation that hands this operator's output to a segment's [`Exit`]: `Cont<U>`.
+type OutTerminal = dyn Fn() -> Box<dyn Any + Send> + Send + Sync;
+/// Makes the stage of a segment starting with this operator, from its entry, its chain and
+/// its exit.
+type MakeStage = dyn Fn(&mut GraphBuilder, SegIn, Box<dyn Any + Send>, SegOut) -> Result<(), BuildError>
     + Send
     + Sync;
 
@@ -52,6 +56,7 @@ type MakeStage = dyn Fn(&mut GraphBuilder, u32, u32, Box<dyn Any + Send>) -> Res
 pub(crate) struct Op {
     wrap: StdArc<Wrap>,
     terminal: StdArc<Terminal>,
+    out_terminal: StdArc<OutTerminal>,
     stage: StdArc<MakeStage>,
 }
 
@@ -78,23 +83,17 @@ impl Op {
             }),
             terminal: StdArc::new(|g: &mut GraphBuilder| {
                 let (out, inlet) = g.connection::<B>();
-                let push: Cont<B> = Box::new(move |ctx: &mut Ctx<'_>, x: B| {
-                    ctx.push(out, x);
-                    Sent::Pushed
-                });
+                let push: Cont<B> = port_terminal(out);
                 (Box::new(push) as Box<dyn Any + Send>, inlet.id().index())
             }),
+            out_terminal: StdArc::new(|| Box::new(out_terminal::<B>()) as Box<dyn Any + Send>),
             stage: StdArc::new(
-                |g: &mut GraphBuilder, input: u32, output: u32, chain: Box<dyn Any + Send>| {
-                    let inlet = g.inlet::<A>(PortId(input))?;
+                |g: &mut GraphBuilder, input: SegIn, chain: Box<dyn Any + Send>, output: SegOut| {
+                    let entry = input.typed::<A>(g, &output)?;
                     let chain = *chain
                         .downcast::<Cont<A>>()
                         .expect("fused operators are chained by type");
-                    g.add_stage(Fused {
-                        inlet,
-                        outlet: output,
-                        chain,
-                    });
+                    add_segment(g, entry, chain, output);
                     Ok(())
                 },
             ),
@@ -102,27 +101,56 @@ impl Op {
     }
 }
 
-/// Materialises a segment of fused operators fed by connection `input`; returns the
-/// connection after it.
-pub(crate) fn materialise(ops: &[Op], g: &mut GraphBuilder, input: u32) -> Result<u32, BuildError> {
+/// Materialises a segment of fused operators fed by `input`, ending in `exit` if given (a
+/// boundary's output side, a subscriber), else in a new connection, which it returns.
+pub(crate) fn materialise(
+    ops: &[Op],
+    g: &mut GraphBuilder,
+    input: SegIn,
+    mut exit: Option<Box<dyn Exit>>,
+) -> Result<Option<u32>, BuildError> {
     let mut input = input;
-    for segment in ops.chunks(MAX_FUSED) {
+    let chunks = ops.chunks(MAX_FUSED).count();
+    let mut last_output = None;
+    for (k, segment) in ops.chunks(MAX_FUSED).enumerate() {
         let last = segment.last().expect("chunks are not empty");
-        let (mut chain, output) = (last.terminal)(g);
+        let exit_here = if k + 1 == chunks { exit.take() } else { None };
+        let (mut chain, output) = match exit_here {
+            Some(e) => ((last.out_terminal)(), SegOut::Out(e)),
+            None => {
+                let (chain, c) = (last.terminal)(g);
+                last_output = Some(c);
+                (chain, SegOut::Port(c))
+            }
+        };
         for op in segment.iter().rev() {
             chain = (op.wrap)(chain);
         }
-        (segment[0].stage)(g, input, output, chain)?;
-        input = output;
+        let next = match &output {
+            SegOut::Port(c) => SegIn::Port(*c),
+            SegOut::Out(_) => SegIn::Port(u32::MAX),
+        };
+        (segment[0].stage)(g, input, chain, output)?;
+        input = next;
     }
-    Ok(input)
+    Ok(last_output)
 }
 
-/// The stage running one fused segment.
-struct Fused<A> {
+/// The stage running one fused segment from an in-port to an out-port.
+pub(crate) struct Fused<A> {
     inlet: Inlet<A>,
     outlet: u32,
     chain: Cont<A>,
+}
+
+impl<A> Fused<A> {
+    pub(crate) fn new(inlet: Inlet<A>, outlet: u32, chain: Cont<A>) -> Self {
+        Fused {
+            inlet,
+            outlet,
+            chain,
+        }
+    }
 }
 
 impl<A> fmt::Debug for Fused<A> {

@@ -9,6 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::interpreter::Interpreter;
 use super::mailbox::Mailbox;
+use super::stage::RunEnd;
 use crate::loom::sync::Arc;
 
 /// Dequeued events (and asynchronous inputs) an island processes per `poll` before it yields
@@ -203,7 +204,13 @@ impl Island {
             }
             if budget == 0 {
                 // Spent: let the executor run others, and come back (RUNNING stays set, so
-                // posters meanwhile need not wake us: we are already scheduled).
+                // posters meanwhile need not wake us: we are already scheduled). Batching
+                // output sides flush first: what this run produced leaves now.
+                self.interpreter.run_park_hooks(RunEnd::Yield);
+                if self.interpreter.is_completed() {
+                    self.done = true;
+                    return Poll::Ready(());
+                }
                 self.stats.yields += 1;
                 match &self.yielder {
                     Some(y) => y(cx.waker().clone()),
@@ -211,8 +218,17 @@ impl Island {
                 }
                 return Poll::Pending;
             }
-            // The seam for the batching boundary (#13): output sides flush here, when the
-            // island is about to park.
+            // The run ends: stages that asked (the batching boundary's output sides) flush
+            // here, and an input side acts on an upstream error it held back while elements
+            // were still deliverable. What they cause runs before the island parks.
+            self.interpreter.run_park_hooks(RunEnd::Park);
+            if self.interpreter.is_completed() {
+                self.done = true;
+                return Poll::Ready(());
+            }
+            if self.interpreter.is_suspended() {
+                continue;
+            }
             if self.mailbox.park(cx.waker()) {
                 self.stats.parks += 1;
                 return Poll::Pending;

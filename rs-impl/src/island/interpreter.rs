@@ -67,7 +67,7 @@ use std::ptr::NonNull;
 use rs_api::Error;
 
 use super::mailbox::{Mailbox, Notifier};
-use super::stage::{Inlet, Outlet, PortId, Ports, Stage};
+use super::stage::{Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 use super::IslandError;
 use crate::loom::sync::Arc;
 use crate::panics as report;
@@ -186,6 +186,10 @@ pub(crate) struct Core {
     pub(crate) mailbox: Arc<Mailbox>,
     stats: Stats,
     names: Vec<&'static str>,
+    /// Stages whose [`Stage::on_park`] runs when the island's run ends, in registration order.
+    park_hooks: Vec<u32>,
+    /// Per stage: in `park_hooks`.
+    hooked: Vec<bool>,
 }
 
 // SAFETY: the raw `slot` pointers point into allocations owned by this `Core` alone (made in
@@ -224,6 +228,10 @@ impl Drop for DropSlot {
 /// [`IslandError::PortMisuse`], never anything worse.
 pub struct Ctx<'a> {
     core: &'a mut Core,
+    /// Where a fused segment's last operator hands its elements when the segment does not end
+    /// in an out-port (a boundary's output side, a subscriber): set by the segment for the
+    /// duration of one call of its operator chain.
+    exit: Option<(&'a mut dyn Any, TypeId)>,
 }
 
 impl fmt::Debug for Ctx<'_> {
@@ -601,6 +609,75 @@ impl<'a> Ctx<'a> {
         self.core.set_keep_going(s, enabled);
     }
 
+    /// Asks for this stage's [`on_park`](Stage::on_park) to run each time the island's run
+    /// ends (before it parks or yields), from now until the stage is finalised. A stage that
+    /// batches its output flushes there: the island is about to stop running, so whatever it
+    /// produced in this run must leave now. Calling it again does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::island::{Ctx, Inlet, PortId, Ports, RunEnd, Stage};
+    ///
+    /// /// Counts elements and reports the count once per run of its island.
+    /// struct PerRun { inlet: Inlet<u64>, count: u64, report: std::sync::mpsc::Sender<u64> }
+    /// impl Stage for PerRun {
+    ///     fn ports(&self, p: &mut Ports) { p.inlet(self.inlet); }
+    ///     fn pre_start(&mut self, ctx: &mut Ctx<'_>) {
+    ///         ctx.call_on_park();
+    ///         ctx.pull(self.inlet);
+    ///     }
+    ///     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
+    ///         ctx.grab(self.inlet);
+    ///         self.count += 1;
+    ///         ctx.pull(self.inlet);
+    ///     }
+    ///     fn on_park(&mut self, _: RunEnd, _: &mut Ctx<'_>) {
+    ///         if self.count > 0 {
+    ///             self.report.send(std::mem::take(&mut self.count)).ok();
+    ///         }
+    ///     }
+    /// }
+    /// # let _ = std::marker::PhantomData::<PerRun>;
+    /// ```
+    pub fn call_on_park(&mut self) {
+        let s = self.core.active;
+        if let Some(h) = self.core.hooked.get_mut(s as usize) {
+            if !*h {
+                *h = true;
+                self.core.park_hooks.push(s);
+            }
+        }
+    }
+
+    /// A context for the same stage whose [`exit_mut`](Self::exit_mut) reaches `exit` (a
+    /// fused segment lends its exit to its operator chain this way, once per batch of
+    /// elements: the exit's type is read here, not per element).
+    pub(crate) fn with_exit<'b>(&'b mut self, exit: &'b mut dyn Any) -> Ctx<'b> {
+        let id = (*exit).type_id();
+        Ctx {
+            core: &mut *self.core,
+            exit: Some((exit, id)),
+        }
+    }
+
+    /// The exit lent by [`with_exit`](Self::with_exit), if it is an `E`.
+    #[inline]
+    pub(crate) fn exit_mut<E: 'static>(&mut self) -> Option<&mut E> {
+        match &mut self.exit {
+            Some((exit, id)) if *id == TypeId::of::<E>() => {
+                let p: *mut dyn Any = &mut **exit;
+                // SAFETY: `id` is the `TypeId` of this very object, read through its own
+                // `Any` vtable when it was lent (`with_exit`), and equals `TypeId::of::<E>()`:
+                // the object is an `E`, and `p` is its data pointer, borrowed mutably through
+                // `&mut self` for the returned lifetime (what `downcast_mut` does, without
+                // reading the vtable again per element).
+                Some(unsafe { &mut *(p as *mut E) })
+            }
+            _ => None,
+        }
+    }
+
     /// The index of the running stage.
     pub fn stage_index(&self) -> u32 {
         self.core.active
@@ -663,6 +740,15 @@ pub enum BuildError {
         /// The connection index.
         connection: u32,
     },
+    /// A flow with async boundaries runs on several islands (use `Flow::into_islands`).
+    #[error("the flow runs on {islands} islands (it has async boundaries): use into_islands")]
+    SeveralIslands {
+        /// How many.
+        islands: usize,
+    },
+    /// A boundary's input side was materialised already (a boundary has one consumer).
+    #[error("the boundary input was materialised already (a boundary has one consumer)")]
+    AlreadyMaterialised,
     /// An erased port was re-typed with another element type.
     #[error("connection {connection} carries {expected}, not {asked}")]
     WrongType {
@@ -975,6 +1061,8 @@ impl GraphBuilder {
             mailbox: Arc::new(Mailbox::new(stages)),
             stats: Stats::default(),
             names,
+            park_hooks: Vec::new(),
+            hooked: vec![false; stages],
         };
         Ok(Interpreter {
             logics: std::mem::take(&mut self.stages),
@@ -1050,7 +1138,9 @@ impl Interpreter {
             self.core.active = s;
             let logic = &mut self.logics[s as usize];
             let core = &mut self.core;
-            let r = catch_unwind(AssertUnwindSafe(|| logic.pre_start(&mut Ctx { core })));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                logic.pre_start(&mut Ctx { core, exit: None })
+            }));
             if let Err(p) = r {
                 let e = panic_error(self.core.names[s as usize], p);
                 self.core.close_stage(s, Some(&e));
@@ -1215,6 +1305,7 @@ impl Interpreter {
             PortId(c),
             &mut Ctx {
                 core: &mut self.core,
+                exit: None,
             },
         );
     }
@@ -1229,6 +1320,7 @@ impl Interpreter {
             PortId(c),
             &mut Ctx {
                 core: &mut self.core,
+                exit: None,
             },
         );
     }
@@ -1250,6 +1342,7 @@ impl Interpreter {
                 PortId(c),
                 &mut Ctx {
                     core: &mut self.core,
+                    exit: None,
                 },
             );
         } else if st & (OUT_CLOSED | IN_CLOSED) == OUT_CLOSED {
@@ -1269,6 +1362,7 @@ impl Interpreter {
                 let logic = &mut self.logics[owner as usize];
                 let ctx = &mut Ctx {
                     core: &mut self.core,
+                    exit: None,
                 };
                 match error {
                     Some(e) => logic.on_upstream_failure(PortId(c), e, ctx),
@@ -1328,13 +1422,61 @@ impl Interpreter {
         self.core.active = stage;
         if let Some(logic) = self.logics.get_mut(s) {
             let core = &mut self.core;
-            let r = catch_unwind(AssertUnwindSafe(|| logic.on_async_input(&mut Ctx { core })));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                logic.on_async_input(&mut Ctx { core, exit: None })
+            }));
             if let Err(p) = r {
                 self.stage_panicked(p);
             }
         }
         if s < self.logics.len() {
             self.after_stage_has_run(stage);
+        }
+    }
+
+    /// Runs [`Stage::on_park`] of every stage that asked for it (with
+    /// [`Ctx::call_on_park`]) and is not finalised, in the order they asked; the island does
+    /// this when its run ends. A panic there fails that stage. Events the hooks cause are
+    /// queued for the next [`execute`](Self::execute) (an island runs again instead of parking
+    /// when there are any: see [`is_suspended`](Self::is_suspended)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut i = rs_impl::island::GraphBuilder::new().build().unwrap();
+    /// i.run_park_hooks(rs_impl::island::RunEnd::Park); // no stage asked: nothing runs
+    /// ```
+    pub fn run_park_hooks(&mut self, end: RunEnd) {
+        self.init();
+        let mut i = 0;
+        while i < self.core.park_hooks.len() {
+            let stage = self.core.park_hooks[i];
+            i += 1;
+            let s = stage as usize;
+            if self.core.finalised[s] {
+                continue;
+            }
+            self.core.chase_counter = 0;
+            self.core.active = stage;
+            let logic = &mut self.logics[s];
+            let core = &mut self.core;
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                logic.on_park(end, &mut Ctx { core, exit: None })
+            }));
+            if let Err(p) = r {
+                self.stage_panicked(p);
+            }
+            self.after_stage_has_run(stage);
+        }
+        // Finalised stages leave the list (rarely: once each).
+        if self
+            .core
+            .park_hooks
+            .iter()
+            .any(|&s| self.core.finalised[s as usize])
+        {
+            let finalised = &self.core.finalised;
+            self.core.park_hooks.retain(|&s| !finalised[s as usize]);
         }
     }
 

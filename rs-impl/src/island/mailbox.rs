@@ -118,6 +118,11 @@ impl Mailbox {
         }
     }
 
+    /// Whether the island is being polled right now (on some thread).
+    pub(crate) fn is_running(&self) -> bool {
+        self.state.load(Ordering::Acquire) & RUNNING != 0
+    }
+
     /// Registers `waker` and parks unless mail arrived meanwhile; `true` if parked.
     pub(crate) fn park(&self, waker: &Waker) -> bool {
         {
@@ -159,5 +164,10 @@ impl Notifier {
     /// See [`Ctx::notifier`](super::Ctx::notifier).
     pub fn notify(&self) {
         self.mailbox.post(self.stage);
+    }
+
+    /// Whether the island is being polled right now.
+    pub(crate) fn is_running(&self) -> bool {
+        self.mailbox.is_running()
     }
 }

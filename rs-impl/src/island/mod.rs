@@ -41,18 +41,26 @@
 //! | [`GraphBuilder`], [`Interpreter`] | wiring stages into a graph; the interpreter (module [`interpreter`]) |
 //! | [`Island`] | the interpreter as a future |
 //! | [`Notifier`] | how the outside posts to a stage of a running island |
-//! | [`PublisherSource`], [`InputSubscriber`], [`SubscriberSink`] | the edges: Reactive Streams in and out |
+//! | [`PublisherSource`], [`SubscriberSink`] | the edges: Reactive Streams in and out (the input side is a [`BoundarySubscriber`](crate::boundary::BoundarySubscriber)) |
+//! | [`RunEnd`], [`Stage::on_park`], [`Ctx::call_on_park`] | the hook where a stage acts when its island's run ends (the batching boundary flushes there) |
 //! | [`Runtime`] | where islands run |
 //! | [`Flow`], [`FlowPublisher`] | the builder |
 //! | [`IslandProcessor`] | a flow as a `Processor`: its subscriber half is the island's input side (unicast) |
 //!
-//! # The seam for the batching boundary (#13)
+//! # Islands joined by boundaries (#13)
 //!
-//! A boundary between two islands replaces the two edges: a sink stage that batches what its
-//! island produced and flushes when the island parks (the island's poll loop has one place
-//! where it parks, marked in `future.rs`), and an input subscriber that accepts a batch into
-//! its power-of-two buffer; [`edge`] documents both. Neither needs a change in the
-//! interpreter, the mailbox or the island: each side posts through a [`Notifier`].
+//! [`Flow::async_boundary`] cuts a flow into islands joined by batching boundaries
+//! ([`crate::boundary`]). The island's poll loop has one place where a run ends — it parks, or
+//! yields after its budget — and there it runs the [`Stage::on_park`] hook of the stages that
+//! asked for it ([`Ctx::call_on_park`]): a boundary's output side flushes its batch there, and
+//! an input side acts on an upstream error it held back while elements were still
+//! deliverable. Events a hook causes run before the island parks.
+//!
+//! Linear operators next to a boundary are fused with it: the fused segment before a boundary
+//! writes into the boundary's ring, and the one after it reads from it, a batch per handler
+//! call with no interpreter event per element (a source iterator right before a boundary is
+//! fused in too, and so is the subscriber right after one). Stages added with
+//! [`Flow::via`] and `fold` stay stages of their own, joined to the segments by ports.
 //!
 //! # Examples
 //!
@@ -78,22 +86,23 @@
 
 pub mod edge;
 mod flow;
-mod fused;
+pub(crate) mod fused;
 mod future;
 pub mod interpreter;
 mod mailbox;
 mod runtime;
+pub(crate) mod segment;
 pub mod stage;
 pub mod stages;
 
-pub use edge::{InputSubscriber, PublisherSource, SharedPublisher, SubscriberSink};
+pub use edge::{PublisherSource, SharedPublisher, SubscriberSink};
 pub use flow::{Flow, FlowPublisher, IslandProcessor, NotBuilt, DEFAULT_INPUT_BUFFER};
 pub use fused::MAX_FUSED;
 pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};
 pub use mailbox::Notifier;
 pub use runtime::{Runtime, RuntimeError};
-pub use stage::{Ctx, Inlet, Outlet, PortId, Ports, Stage};
+pub use stage::{Ctx, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 
 /// What fails a stream inside an island.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -124,4 +133,8 @@ pub enum IslandError {
         /// The input buffer's size.
         capacity: usize,
     },
+    /// The island upstream of a boundary stopped without a terminal signal (it was dropped
+    /// unfinished, for example with its runtime).
+    #[error("the upstream island stopped without completing (it was dropped unfinished)")]
+    Abandoned,
 }

@@ -14,8 +14,9 @@
 //! 1. [`Stage::pre_start`], once, before any other handler (in stage order).
 //! 2. Handlers, for the events of its ports: [`Stage::on_push`], [`Stage::on_pull`],
 //!    [`Stage::on_upstream_finish`], [`Stage::on_upstream_failure`],
-//!    [`Stage::on_downstream_finish`]; and [`Stage::on_async_input`] when something outside the
-//!    island posted to the stage's [`Notifier`](super::Notifier).
+//!    [`Stage::on_downstream_finish`]; [`Stage::on_async_input`] when something outside the
+//!    island posted to the stage's [`Notifier`](super::Notifier); and [`Stage::on_park`] at the
+//!    end of each run of the island, for a stage that asked with [`Ctx::call_on_park`].
 //! 3. When the stage's last port has closed (and keep-going is off), [`Stage::post_stop`],
 //!    exactly once; then the interpreter drops the stage (its state is released).
 //!
@@ -142,6 +143,15 @@ macro_rules! port_impls {
 port_impls!(Inlet);
 port_impls!(Outlet);
 
+/// How an island's run ends (see [`Stage::on_park`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Nothing is left to do: the island parks until something posts to it.
+    Park,
+    /// Its budget is spent with work left: it yields and runs again soon.
+    Yield,
+}
+
 /// Where a stage declares its ports (see [`Stage::ports`]).
 #[derive(Debug, Default)]
 pub struct Ports {
@@ -237,6 +247,15 @@ pub trait Stage: Send {
     /// foreign publisher). Runs on the island, serially with every other handler.
     fn on_async_input(&mut self, ctx: &mut Ctx<'_>) {
         let _ = ctx;
+    }
+
+    /// The island's run is ending: it is about to park (nothing left to do until something
+    /// posts to it) or to yield to its executor (its budget is spent). Runs only for a stage
+    /// that asked with [`Ctx::call_on_park`], after every event of the run. A stage that
+    /// batches what it sends out of the island flushes here (the batching boundary's output
+    /// side does). Events it causes run before the island parks.
+    fn on_park(&mut self, end: RunEnd, ctx: &mut Ctx<'_>) {
+        let _ = (end, ctx);
     }
 
     /// Runs exactly once, after the stage's last port closed; the stage is dropped right

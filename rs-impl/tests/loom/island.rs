@@ -232,7 +232,7 @@ crate::loom_rejects!(
     island_model_rejects_an_input_side_that_requests_after_completion,
     "rule 2.4",
     || {
-        rs_impl::island::edge::break_terminal_wait_for_loom();
+        rs_impl::boundary::break_terminal_wait_for_loom();
         input_request_races_upstream_completion()
     }
 );

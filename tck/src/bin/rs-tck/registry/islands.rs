@@ -33,13 +33,20 @@ pub(crate) fn suites() -> Vec<Suite> {
             FromPublisher,
         ),
         processor::verify("island::IslandProcessor(identity)", IslandIdentity),
-        whitebox::verify("island::IslandProcessor(identity) input side", InputSide),
-        blackbox::verify("island::IslandProcessor(identity) input side", InputSide),
+        whitebox::verify(
+            "island::IslandProcessor(identity) input side",
+            Drained(input_side),
+        ),
+        blackbox::verify(
+            "island::IslandProcessor(identity) input side",
+            Drained(input_side),
+        ),
     ]
 }
 
-/// The runtime every island entry runs on (made once per process).
-fn runtime() -> &'static Runtime {
+/// The runtime every island entry runs on (made once per process; the boundary entries share
+/// it).
+pub(super) fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| Runtime::with_threads(2).expect("the island thread pool starts"))
 }
@@ -118,17 +125,25 @@ impl IdentityProcessorVerification for IslandIdentity {
 }
 
 /// The input side: an identity processor whose island drains into an unbounded `collect`.
-#[derive(Debug, Clone, Copy)]
-struct InputSide;
+fn input_side() -> (IslandProcessor<u64, u64>, Handle<Vec<u64>>) {
+    let p = IslandProcessor::new(|f: Flow<u64>| f, 16, runtime());
+    let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    (p, h)
+}
 
-impl InputSide {
-    fn make(&self) -> (IslandProcessor<u64, u64>, Downstream) {
-        let p = IslandProcessor::new(|f: Flow<u64>| f, 16, runtime());
-        let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
-        p.subscribe(Box::new(s));
-        (p, Downstream(h))
+/// A subscriber that feeds an island draining into an unbounded `collect` (an island's input
+/// side), made by the function inside; the puppet cancels that downstream, which makes the
+/// island cancel its upstream. Shared with the boundary's registry.
+pub(super) struct Drained<S>(pub(super) fn() -> (S, Handle<Vec<u64>>));
+
+impl<S> Clone for Drained<S> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
+
+impl<S> Copy for Drained<S> {}
 
 /// Cancels the downstream collector, which makes the island cancel its upstream.
 struct Downstream(Handle<Vec<u64>>);
@@ -143,11 +158,11 @@ impl SubscriberPuppet for Downstream {
     }
 }
 
-impl SubscriberBlackboxVerification for InputSide {
+impl<S: Subscriber<u64> + 'static> SubscriberBlackboxVerification for Drained<S> {
     type Item = u64;
 
     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
-        self.make().0
+        (self.0)().0
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -155,15 +170,15 @@ impl SubscriberBlackboxVerification for InputSide {
     }
 }
 
-impl SubscriberWhiteboxVerification for InputSide {
+impl<S: Subscriber<u64> + 'static> SubscriberWhiteboxVerification for Drained<S> {
     type Item = u64;
 
     fn create_subscriber(
         &self,
         probe: WhiteboxSubscriberProbe<u64>,
     ) -> impl Subscriber<u64> + 'static {
-        let (s, puppet) = self.make();
-        ProbeReporting::new(s, probe, puppet)
+        let (s, h) = (self.0)();
+        ProbeReporting::new(s, probe, Downstream(h))
     }
 
     fn create_element(&self, element: u64) -> u64 {

@@ -11,12 +11,15 @@
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
 //! | [`fanout`] | `fanout::channel`, `fanout::FanoutProcessor` | publisher (with the five multicast 1.11 tests), identity processor |
 //! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
+//! | `boundary` (not in a loom build) | flows with `async_boundary()` (batched, unbatched, two boundaries), `IslandProcessor(async_boundary)`, `boundary::BoundarySubscriber` | publisher, identity processor, subscriber whitebox, blackbox |
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
 
+#[cfg(not(rs_loom))]
+mod boundary;
 mod compat;
 mod examples;
 mod fanout;
@@ -40,6 +43,8 @@ pub(crate) fn all() -> Vec<Suite> {
     ];
     #[cfg(not(rs_loom))]
     suites.push(islands::suites());
+    #[cfg(not(rs_loom))]
+    suites.push(boundary::suites());
     suites.concat()
 }
 
