@@ -24,6 +24,8 @@ use std::thread;
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef, UNBOUNDED};
 use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
+use rs_impl::island::{Flow, Runtime};
+use rs_impl::subscriber::{for_each, RequestStrategy};
 
 use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};
 
@@ -168,6 +170,34 @@ pub fn rs_impl_processor(k: u64, n: u64) -> u64 {
 /// Ours, `fanout-slow`: subscriber 0 does `slow_work` per element.
 pub fn rs_impl_channel_slow(k: u64, n: u64) -> u64 {
     ours(k, n, false, true)
+}
+
+/// Ours, `fanout-slow`, with the slow subscriber behind an async boundary (issue #13): it
+/// subscribes to `Flow::from_publisher(fanout).into_publisher(&runtime)`, so its work runs on
+/// an island of the default runtime (futures' thread pool) while the fast subscribers keep
+/// running on the producer's thread. The island's input side prefetches and replenishes in
+/// halves, so the fanout still never holds more than its 64 elements.
+pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
+    let runtime = Runtime::new().expect("the island thread pool starts");
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(CAPACITY).expect("capacity"));
+    let sums = sums(k);
+    let slow = sums[0].clone();
+    let (s, slow_done) = for_each(RequestStrategy::Unbounded, move |x: u64| {
+        black_box(slow_work(x));
+        slow.add(x);
+    });
+    Flow::from_publisher(p.clone())
+        .into_publisher(&runtime)
+        .subscribe(Box::new(s));
+    for sum in &sums[1..] {
+        p.subscribe(Box::new(Sum(sum.clone())));
+    }
+    for x in 0..n {
+        tx.send(x).expect("subscribers never leave");
+    }
+    tx.complete();
+    slow_done.wait().expect("the slow subscriber completes");
+    total(&sums)
 }
 
 // ----- the ceiling ---------------------------------------------------------------------------
@@ -670,8 +700,16 @@ pub fn slow_scenario() -> Scenario {
                 "rs-impl fanout channel",
                 true,
                 "fanout::channel(64); the slow subscriber runs on the producer's thread like the \
-                 others (until the batching boundary of issue #13 can take it elsewhere)",
+                 others",
                 rs_impl_channel_slow,
+            ),
+            imp(
+                "rs-impl fanout channel, slow one behind a boundary",
+                true,
+                "fanout::channel(64); the slow subscriber behind Flow::from_publisher(..)\
+                 .into_publisher(&Runtime::new()), so it runs on an island of the default \
+                 runtime; the fast ones on the producer's thread",
+                rs_impl_channel_slow_behind_boundary,
             ),
             imp(
                 "closure loop (ceiling)",

@@ -64,13 +64,19 @@
 //! *request* only holds the buffer, up to its maximum).
 //!
 //! **A slow subscriber behind an async boundary.** To keep a slow consumer off the producer's
-//! thread, subscribe it through a boundary: a subscriber that requests a batch (say `b`
-//! elements), queues what it receives for its own thread or task, and requests `b/2` more
-//! whenever `b/2` were consumed there. The fanout needs nothing special for it: each visit
-//! hands such a subscriber every element its demand allows in one run, and its cursor moves
-//! once. The batching boundary of issue #13 is that subscriber; this is its seam (it may later
-//! take the elements of one visit as one batch through a hidden, defaulted hook on the
-//! internal subscriber, without changing the public `Subscriber` contract).
+//! thread, subscribe it through an island: `Flow::from_publisher(fanout_publisher)` (any
+//! stages) `.into_publisher(&runtime)`, then subscribe the slow subscriber to that
+//! [`FlowPublisher`](crate::island::FlowPublisher). The island's input side requests its
+//! buffer's size up front and half of it again each time half was taken, queues what it
+//! receives, and the island runs the subscriber's `on_next` on a worker of the
+//! [`Runtime`](crate::island::Runtime); a
+//! [`BoundarySubscriber`](crate::boundary::BoundarySubscriber) with
+//! [`Flow::from_boundary`](crate::island::Flow::from_boundary) does the same with a ring of a
+//! chosen size. The fanout needs nothing special for it: each visit hands such a subscriber
+//! every element its demand allows in one run, and its cursor moves once. The fast
+//! subscribers then pay only the slow one's hold on the buffer (it may lag by the fanout's
+//! maximum plus the island's buffer), not its processing time; the `fanout-slow` benchmark
+//! measures both arrangements.
 //!
 //! # Cost
 //!
