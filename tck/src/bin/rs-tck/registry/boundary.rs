@@ -7,9 +7,9 @@
 //!
 //! | implementation | verifications | notes |
 //! |---|---|---|
-//! | `boundary::Flow::from_iter(..).map.async_boundary()` | publisher | the output side fused with the source; the subscriber served from the ring |
-//! | `boundary::Flow::from_publisher(range).async_boundary().filter.async_boundary(16)` | publisher | a foreign publisher into the first island, two boundaries (the second with a ring of 16) |
-//! | `boundary::Flow::from_iter(..).async_boundary(batching off)` | publisher | every element its own flush |
+//! | `boundary::Flow::from_iter(..).map.async_boundary()` | publisher (cold: the 1.11 tests run) | the output side fused with the source; the subscriber served from the ring |
+//! | `boundary::Flow::from_publisher(range).async_boundary().filter.async_boundary(16)` | publisher (cold: the 1.11 tests run) | a foreign publisher into the first island, two boundaries (the second with a ring of 16) |
+//! | `boundary::Flow::from_iter(..).async_boundary(batching off)` | publisher (cold: the 1.11 tests run) | every element its own flush |
 //! | `boundary::IslandProcessor(async_boundary)` | identity processor | unicast (`max_supported_subscribers = 1`) |
 //! | `boundary::BoundarySubscriber(16)` | subscriber whitebox, blackbox | its island (`Flow::from_boundary`) drains into an unbounded `collect`; the puppet's `signal_cancel` cancels that downstream, which cancels upstream |
 
@@ -19,7 +19,7 @@ use rs_impl::island::{Flow, IslandProcessor};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::processor::{self, IdentityProcessorVerification};
-use rs_tck::publisher::{self, PublisherVerification};
+use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
 use rs_tck::subscriber::{blackbox, whitebox};
 use rs_tck::suite::Suite;
 
@@ -74,6 +74,11 @@ impl PublisherVerification for OneBoundary {
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(failed())
     }
+
+    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
+    }
 }
 
 /// `Flow::from_publisher(range(0..n))`, a boundary, a filter, a boundary of 16.
@@ -94,6 +99,11 @@ impl PublisherVerification for TwoBoundaries {
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(failed())
     }
+
+    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
+    }
 }
 
 /// One boundary with batching off.
@@ -111,6 +121,11 @@ impl PublisherVerification for Unbatched {
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(failed())
+    }
+
+    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
     }
 }
 

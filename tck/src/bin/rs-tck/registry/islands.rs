@@ -5,8 +5,8 @@
 //!
 //! | implementation | verifications | notes |
 //! |---|---|---|
-//! | `island::Flow::from_iter(..).map` | publisher | elements produced inside the island |
-//! | `island::Flow::from_publisher(range).filter.map` | publisher | a foreign publisher through the input buffer (16) |
+//! | `island::Flow::from_iter(..).map` | publisher (cold: the 1.11 tests run) | elements produced inside the island, a fresh island per subscriber |
+//! | `island::Flow::from_publisher(range).filter.map` | publisher (cold: the 1.11 tests run) | a foreign publisher through the input buffer (16), a fresh island and range subscription per subscriber |
 //! | `island::IslandProcessor(identity)` | identity processor | unicast: `max_supported_subscribers() = 1` |
 //! | `island::IslandProcessor(identity) input side` | subscriber whitebox, blackbox | the processor's subscriber half, its island draining into an unbounded `collect`; the puppet's `signal_cancel` cancels that downstream, which cancels upstream |
 
@@ -17,7 +17,7 @@ use rs_impl::island::{Flow, IslandProcessor, Runtime};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::processor::{self, IdentityProcessorVerification};
-use rs_tck::publisher::{self, PublisherVerification};
+use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
 use rs_tck::subscriber::{
     blackbox, whitebox, ProbeReporting, SubscriberBlackboxVerification, SubscriberPuppet,
     SubscriberWhiteboxVerification, WhiteboxSubscriberProbe,
@@ -76,6 +76,11 @@ impl PublisherVerification for FromIter {
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(failed())
     }
+
+    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
+    }
 }
 
 /// `Flow::from_publisher(range(0..n)).filter(..).map(..)`: through the input side.
@@ -94,6 +99,11 @@ impl PublisherVerification for FromPublisher {
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(failed())
+    }
+
+    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
     }
 }
 
