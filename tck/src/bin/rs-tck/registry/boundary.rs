@@ -15,30 +15,39 @@
 
 use rs_api::{Error, Processor, Publisher};
 use rs_impl::boundary::{BoundaryConfig, BoundarySubscriber};
-use rs_impl::island::{Flow, IslandProcessor};
+use rs_impl::island::{Flow, FlowPublisher, IslandProcessor};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::processor::{self, IdentityProcessorVerification};
-use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
+use rs_tck::publisher;
 use rs_tck::subscriber::{blackbox, whitebox};
 use rs_tck::suite::Suite;
 
-use super::islands::{runtime, Drained};
+use super::islands::{runtime, ColdFlow, Drained};
 
 /// The boundary suites.
 pub(crate) fn suites() -> Vec<Suite> {
     vec![
         publisher::verify(
             "boundary::Flow::from_iter(..).map.async_boundary()",
-            OneBoundary,
+            ColdFlow {
+                make: one_boundary,
+                fail: failed,
+            },
         ),
         publisher::verify(
             "boundary::Flow::from_publisher(range).async_boundary().filter.async_boundary(16)",
-            TwoBoundaries,
+            ColdFlow {
+                make: two_boundaries,
+                fail: failed,
+            },
         ),
         publisher::verify(
             "boundary::Flow::from_iter(..).async_boundary(batching off)",
-            Unbatched,
+            ColdFlow {
+                make: unbatched,
+                fail: failed,
+            },
         ),
         processor::verify("boundary::IslandProcessor(async_boundary)", Processed),
         whitebox::verify("boundary::BoundarySubscriber(16)", Drained(boundary_input)),
@@ -48,7 +57,7 @@ pub(crate) fn suites() -> Vec<Suite> {
 
 /// The failed publisher of every boundary entry: the upstream island fails, across the
 /// boundary.
-fn failed() -> impl Publisher<u64> + Send + 'static {
+fn failed() -> FlowPublisher<u64> {
     Flow::from_publisher(source::failed::<u64>(Error::msg(
         "rs-tck: the failed publisher",
     )))
@@ -58,75 +67,27 @@ fn failed() -> impl Publisher<u64> + Send + 'static {
 }
 
 /// `Flow::from_iter(0..n).map(identity).async_boundary()`.
-#[derive(Debug, Clone, Copy)]
-struct OneBoundary;
-
-impl PublisherVerification for OneBoundary {
-    type Item = u64;
-
-    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        Flow::from_iter(0..elements)
-            .map(|x| x)
-            .async_boundary()
-            .into_publisher(runtime())
-    }
-
-    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        Some(failed())
-    }
-
-    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
-    fn max_supported_subscribers(&self) -> SupportedSubscribers {
-        SupportedSubscribers::MANY
-    }
+fn one_boundary(elements: u64) -> FlowPublisher<u64> {
+    Flow::from_iter(0..elements)
+        .map(|x| x)
+        .async_boundary()
+        .into_publisher(runtime())
 }
 
 /// `Flow::from_publisher(range(0..n))`, a boundary, a filter, a boundary of 16.
-#[derive(Debug, Clone, Copy)]
-struct TwoBoundaries;
-
-impl PublisherVerification for TwoBoundaries {
-    type Item = u64;
-
-    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        Flow::from_publisher(source::range(0..elements))
-            .async_boundary()
-            .filter(|_| true)
-            .async_boundary_with(BoundaryConfig::new().size(16))
-            .into_publisher(runtime())
-    }
-
-    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        Some(failed())
-    }
-
-    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
-    fn max_supported_subscribers(&self) -> SupportedSubscribers {
-        SupportedSubscribers::MANY
-    }
+fn two_boundaries(elements: u64) -> FlowPublisher<u64> {
+    Flow::from_publisher(source::range(0..elements))
+        .async_boundary()
+        .filter(|_| true)
+        .async_boundary_with(BoundaryConfig::new().size(16))
+        .into_publisher(runtime())
 }
 
 /// One boundary with batching off.
-#[derive(Debug, Clone, Copy)]
-struct Unbatched;
-
-impl PublisherVerification for Unbatched {
-    type Item = u64;
-
-    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        Flow::from_iter(0..elements)
-            .async_boundary_with(BoundaryConfig::new().batching(false))
-            .into_publisher(runtime())
-    }
-
-    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        Some(failed())
-    }
-
-    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
-    fn max_supported_subscribers(&self) -> SupportedSubscribers {
-        SupportedSubscribers::MANY
-    }
+fn unbatched(elements: u64) -> FlowPublisher<u64> {
+    Flow::from_iter(0..elements)
+        .async_boundary_with(BoundaryConfig::new().batching(false))
+        .into_publisher(runtime())
 }
 
 /// An identity processor whose flow crosses a boundary inside.

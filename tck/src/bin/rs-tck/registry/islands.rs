@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 use rs_api::{Error, Processor, Publisher, Subscriber};
-use rs_impl::island::{Flow, IslandProcessor, Runtime};
+use rs_impl::island::{Flow, FlowPublisher, IslandProcessor, Runtime};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::processor::{self, IdentityProcessorVerification};
@@ -27,10 +27,19 @@ use rs_tck::suite::Suite;
 /// The island suites.
 pub(crate) fn suites() -> Vec<Suite> {
     vec![
-        publisher::verify("island::Flow::from_iter(..).map", FromIter),
+        publisher::verify(
+            "island::Flow::from_iter(..).map",
+            ColdFlow {
+                make: from_iter,
+                fail: failed,
+            },
+        ),
         publisher::verify(
             "island::Flow::from_publisher(range).filter.map",
-            FromPublisher,
+            ColdFlow {
+                make: from_publisher,
+                fail: failed,
+            },
         ),
         processor::verify("island::IslandProcessor(identity)", IslandIdentity),
         whitebox::verify(
@@ -52,7 +61,7 @@ pub(super) fn runtime() -> &'static Runtime {
 }
 
 /// The failed publisher of every island entry: an island whose upstream fails.
-fn failed() -> impl Publisher<u64> + Send + 'static {
+fn failed() -> FlowPublisher<u64> {
     Flow::from_publisher(source::failed::<u64>(Error::msg(
         "rs-tck: the failed publisher",
     )))
@@ -60,51 +69,45 @@ fn failed() -> impl Publisher<u64> + Send + 'static {
     .into_publisher(runtime())
 }
 
-/// `Flow::from_iter(0..n).map(identity)`: elements made inside the island.
-#[derive(Debug, Clone, Copy)]
-struct FromIter;
+/// A cold flow publisher as a publisher verification: `make(n)` builds the flow of `n`
+/// elements, `fail()` one that fails. Every subscription materialises its own islands, so the
+/// publisher declares multiple subscribers (the 1.11 tests are required). The island and
+/// boundary entries share it.
+#[derive(Clone, Copy)]
+pub(super) struct ColdFlow {
+    pub(super) make: fn(u64) -> FlowPublisher<u64>,
+    pub(super) fail: fn() -> FlowPublisher<u64>,
+}
 
-impl PublisherVerification for FromIter {
+impl PublisherVerification for ColdFlow {
     type Item = u64;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        Flow::from_iter(0..elements)
-            .map(|x| x)
-            .into_publisher(runtime())
+        (self.make)(elements)
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        Some(failed())
+        Some((self.fail)())
     }
 
-    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
     fn max_supported_subscribers(&self) -> SupportedSubscribers {
         SupportedSubscribers::MANY
     }
 }
 
+/// `Flow::from_iter(0..n).map(identity)`: elements made inside the island.
+fn from_iter(elements: u64) -> FlowPublisher<u64> {
+    Flow::from_iter(0..elements)
+        .map(|x| x)
+        .into_publisher(runtime())
+}
+
 /// `Flow::from_publisher(range(0..n)).filter(..).map(..)`: through the input side.
-#[derive(Debug, Clone, Copy)]
-struct FromPublisher;
-
-impl PublisherVerification for FromPublisher {
-    type Item = u64;
-
-    fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        Flow::from_publisher(source::range(0..elements))
-            .filter(|_| true)
-            .map(|x| x)
-            .into_publisher(runtime())
-    }
-
-    fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        Some(failed())
-    }
-
-    /// Cold: every subscription materialises its own islands (the 1.11 tests are required).
-    fn max_supported_subscribers(&self) -> SupportedSubscribers {
-        SupportedSubscribers::MANY
-    }
+fn from_publisher(elements: u64) -> FlowPublisher<u64> {
+    Flow::from_publisher(source::range(0..elements))
+        .filter(|_| true)
+        .map(|x| x)
+        .into_publisher(runtime())
 }
 
 /// An identity flow as a processor.
