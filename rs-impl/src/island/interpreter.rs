@@ -1325,13 +1325,24 @@ impl Interpreter {
         );
     }
 
+    /// Decodes and runs one dequeued event: PUSH and PULL inline (the hot cases), the rest
+    /// out of line.
+    #[inline(always)]
     fn process_event(&mut self, c: u32) {
         let st = self.core.conns[c as usize].state;
         if st & (PUSHING | IN_CLOSED | OUT_CLOSED) == PUSHING {
             self.process_push(c);
         } else if st & (PULLING | OUT_CLOSED | IN_CLOSED) == PULLING {
             self.process_pull(c);
-        } else if st & (OUT_CLOSED | IN_CLOSED) == IN_CLOSED {
+        } else {
+            self.process_close(c, st);
+        }
+    }
+
+    /// The rest of the decoder: CANCEL, COMPLETE or FAIL, push-then-close.
+    #[inline(never)]
+    fn process_close(&mut self, c: u32, st: u32) {
+        if st & (OUT_CLOSED | IN_CLOSED) == IN_CLOSED {
             // CANCEL
             let conn = &mut self.core.conns[c as usize];
             conn.state = st | OUT_CLOSED;
