@@ -1095,6 +1095,10 @@ struct Stages {
     /// Connection → [the stage owning its in-port, the stage owning its out-port]: copies of
     /// `own` entries, never freed through this table.
     targets: Vec<[StagePtr; 2]>,
+    /// Loom builds only: `release` runs the stage's `post_stop` and then forgets it (the broken
+    /// twin of the stage table's loom model: the stage's state is never dropped).
+    #[cfg(rs_loom)]
+    broken_release: bool,
 }
 
 // SAFETY: `Stages` owns the stages behind `own` as the `Box<dyn Stage>` they came from did
@@ -1120,7 +1124,12 @@ impl Stages {
             .iter()
             .map(|c| [own[c.in_owner as usize], own[c.out_owner as usize]])
             .collect();
-        Stages { own, targets }
+        Stages {
+            own,
+            targets,
+            #[cfg(rs_loom)]
+            broken_release: false,
+        }
     }
 
     fn len(&self) -> usize {
@@ -1168,7 +1177,16 @@ impl Stages {
         // SAFETY: `old` came from `Box::leak` (in `new`) and no copy of it is left: `own[s]`
         // was just replaced, and so was every `targets` entry naming stage `s` (each port has
         // one owner, which `build` checked, and `ports` are all of stage `s`'s ports).
-        unsafe { Box::from_raw(old.as_ptr()) }
+        let b = unsafe { Box::from_raw(old.as_ptr()) };
+        #[cfg(rs_loom)]
+        if self.broken_release {
+            // The caller's post_stop reaches the stage; its box is then lost.
+            let mut b = b;
+            b.post_stop();
+            std::mem::forget(b);
+            return Box::new(Released);
+        }
+        b
     }
 }
 
@@ -1699,6 +1717,14 @@ impl Interpreter {
     /// ```
     pub fn set_fuzzing(&mut self, seed: Option<u64>) {
         self.core.fuzz = seed.map(|s| s | 1);
+    }
+
+    /// Loom builds only: breaks the stage table on purpose, for the broken twin of its loom
+    /// model — a finalised stage is forgotten instead of dropped.
+    #[cfg(rs_loom)]
+    #[doc(hidden)]
+    pub fn break_stage_table_for_loom(&mut self) {
+        self.logics.broken_release = true;
     }
 
     pub(crate) fn mailbox(&self) -> &Arc<Mailbox> {
