@@ -236,3 +236,94 @@ crate::loom_rejects!(
         input_request_races_upstream_completion()
     }
 );
+
+/// A `Tracked` stage: an identity that holds a drop token and counts its `post_stop`s.
+struct Tracked {
+    inlet: rs_impl::island::Inlet<u64>,
+    outlet: rs_impl::island::Outlet<u64>,
+    _token: rs_impl::loom::sync::Arc<()>,
+    stops: rs_impl::loom::sync::Arc<AtomicU64>,
+}
+
+impl rs_impl::island::Stage for Tracked {
+    fn ports(&self, ports: &mut rs_impl::island::Ports) {
+        ports.inlet(self.inlet).outlet(self.outlet);
+    }
+    fn on_push(&mut self, _: rs_impl::island::PortId, ctx: &mut rs_impl::island::Ctx<'_>) {
+        let x = ctx.grab(self.inlet);
+        ctx.push(self.outlet, x);
+    }
+    fn on_pull(&mut self, _: rs_impl::island::PortId, ctx: &mut rs_impl::island::Ctx<'_>) {
+        ctx.pull(self.inlet);
+    }
+    fn post_stop(&mut self) {
+        self.stops.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The interpreter's stage table (stages owned through raw pointers, with a per-connection
+/// dispatch table of copies): an interpreter run partly on this thread, then moved to another
+/// (`Send`), which finishes it (`finish`) or drops it unfinished, while this thread watches
+/// the stage's `post_stop` counter. Every stage gets `post_stop` exactly once and its state is
+/// dropped exactly once (the drop token), whichever thread does it. Twin: a table whose
+/// `release` forgets the stage it takes out (its state is never dropped).
+pub(crate) fn stage_table_moves_between_threads(finish: bool, broken: bool) {
+    use rs_impl::island::stages::CollectSink;
+    use rs_impl::loom::sync::Arc;
+    let token = Arc::new(());
+    let stops = Arc::new(AtomicU64::new(0));
+    let mut g = GraphBuilder::new();
+    let (o, i) = g.connection::<u64>();
+    g.add_stage(IterSource::new(o, 0..3u64));
+    let (o2, i2) = g.connection::<u64>();
+    g.add_stage(Tracked {
+        inlet: i,
+        outlet: o2,
+        _token: token.clone(),
+        stops: stops.clone(),
+    });
+    let (sink, seen) = CollectSink::new(i2);
+    g.add_stage(sink);
+    let mut interpreter = g.build().expect("three stages, two connections");
+    if broken {
+        interpreter.break_stage_table_for_loom();
+    }
+    interpreter.execute(2);
+    let t = thread::spawn(move || {
+        if finish {
+            interpreter.execute(u64::MAX);
+            assert!(interpreter.is_completed());
+        }
+        drop(interpreter);
+    });
+    assert!(stops.load(Ordering::Acquire) <= 1, "post_stop runs once");
+    t.join().expect("the interpreter's thread");
+    assert_eq!(stops.load(Ordering::Acquire), 1, "post_stop runs once");
+    assert_eq!(
+        Arc::strong_count(&token),
+        1,
+        "a finalised stage's state is dropped"
+    );
+    if finish {
+        assert_eq!(
+            seen.take().expect("ended").expect("completed"),
+            vec![0, 1, 2]
+        );
+    }
+}
+
+#[test]
+fn island_stage_table_moves_between_threads() {
+    loom::model(|| stage_table_moves_between_threads(true, false));
+}
+
+#[test]
+fn island_stage_table_dropped_unfinished_on_another_thread() {
+    loom::model(|| stage_table_moves_between_threads(false, false));
+}
+
+crate::loom_rejects!(
+    island_model_rejects_a_stage_table_that_forgets_a_released_stage,
+    "a finalised stage's state is dropped",
+    || stage_table_moves_between_threads(true, true)
+);
