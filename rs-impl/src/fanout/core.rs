@@ -35,7 +35,7 @@ use std::task::Waker;
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscriber, Subscription, SubscriptionRef};
 
 use super::ring::Ring;
-use super::roster::{Roster, Set};
+use super::roster::{Roster, Set, Sub};
 use super::{FanoutConfig, FanoutError, FanoutStats, LastSubscriberPolicy, TimeoutMode};
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -447,7 +447,7 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// The one pass. `item` is the producer's element when the producer is the drainer;
     /// `producer` says whether this thread is the channel's producer (which then cannot be
     /// waiting for space).
-    #[inline]
+    #[inline(always)]
     fn pass(&self, st: &mut State<T>, item: &mut Option<T>, producer: bool) {
         // The steady state (a producer's element, nobody joining, leaving or waking) runs
         // only the first lines of each step; the rest is out of line.
@@ -576,11 +576,20 @@ impl<T: Clone + Send + 'static> Core<T> {
     }
 
     /// Writes one element of the producer's into the ring and hands it to the group.
+    #[inline(always)]
     fn write(&self, st: &mut State<T>, x: T) {
         if st.completed || st.failed.is_some() {
             panics::drop_guarded(x); // the stream ended meanwhile: dropped with the buffer
             return;
         }
+        if let Some(x) = self.write_through(st, x) {
+            self.write_buffered(st, x);
+        }
+    }
+
+    /// [`write`](Self::write) through the buffer's slot.
+    #[inline(never)]
+    fn write_buffered(&self, st: &mut State<T>, x: T) {
         match st.ring.write(x) {
             Ok(()) => {
                 st.counters.elements += 1;
@@ -592,6 +601,106 @@ impl<T: Clone + Send + 'static> Core<T> {
                 self.upstream_overflow(st);
             }
         }
+    }
+
+    /// The steady state's fast path of [`write`](Self::write): when the buffer is empty and
+    /// every reader is in the group, the element goes straight to the group, cloned for each
+    /// member but the last and moved into the last, and the buffer only counts it
+    /// ([`Ring::pass_through`]: positions, `released` and the cursor read come out exactly as
+    /// through the slot). If a member does not take it (out of demand, cancelled, or panicked
+    /// before the last got it), the element goes into the buffer after all and the broadcast
+    /// ends as [`broadcast`](Self::broadcast) ends. Hands the element back when the fast path
+    /// does not apply.
+    #[inline(always)]
+    fn write_through(&self, st: &mut State<T>, x: T) -> Option<T> {
+        #[cfg(test)]
+        if st.quadratic {
+            return Some(x);
+        }
+        if !st.ring.is_empty() || st.roster.group.len() != st.ring.readers() {
+            return Some(x);
+        }
+        let State {
+            ring,
+            roster,
+            dropouts,
+            counters,
+            received,
+            ..
+        } = st;
+        let Some((last, rest)) = roster.group.split_last_mut() else {
+            return Some(x); // no reader: the element waits in the buffer
+        };
+        counters.elements += 1;
+        *received += 1;
+        // As in `broadcast`.
+        let check_flags = self.pending.load(Ordering::Acquire);
+        for (j, sub) in rest.iter_mut().enumerate() {
+            let dropout = match ready(sub, check_flags, &mut counters.demand_reads) {
+                Err(dropout) => dropout,
+                Ok(()) => {
+                    let s = &mut sub.subscriber;
+                    // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
+                    match catch_unwind(AssertUnwindSafe(|| s.on_next(x.clone()))) {
+                        Ok(()) => continue,
+                        Err(p) => Dropout::Panicked(p),
+                    }
+                }
+            };
+            dropouts.push((j, dropout));
+        }
+        let n = rest.len() + 1;
+        let last_ready = ready(last, check_flags, &mut counters.demand_reads);
+        if last_ready.is_ok() && dropouts.is_empty() {
+            // Everyone else took it: the last takes the element itself, and nobody needs it
+            // any more.
+            let s = &mut last.subscriber;
+            let taken = catch_unwind(AssertUnwindSafe(|| s.on_next(x)));
+            ring.pass_through();
+            if let Err(p) = taken {
+                // It took the element and panicked: it leaves from the new position.
+                roster.group[n - 1].cursor = ring.write_pos();
+                let i = roster.park_group_member(n - 1);
+                dropouts.push((i, Dropout::Panicked(p)));
+                counters.deliveries += (n - 1) as u64;
+                self.dropouts(st);
+            } else {
+                counters.deliveries += n as u64;
+            }
+            return None;
+        }
+        self.write_through_dropouts(st, x, last_ready);
+        None
+    }
+
+    /// The end of [`write_through`](Self::write_through) when a member other than the last
+    /// did not take the element, or the last one will not: the last one gets a clone if it
+    /// takes it, then the element goes into the buffer for those who did not, as if written
+    /// first, and the broadcast ends as [`broadcast`](Self::broadcast) ends.
+    #[inline(never)]
+    fn write_through_dropouts(&self, st: &mut State<T>, x: T, last_ready: Result<(), Dropout>) {
+        let at = st.ring.write_pos();
+        let n = st.roster.group.len();
+        let last = &mut st.roster.group[n - 1];
+        let dropout = match last_ready {
+            Err(dropout) => Some(dropout),
+            Ok(()) => {
+                let s = &mut last.subscriber;
+                catch_unwind(AssertUnwindSafe(|| s.on_next(x.clone())))
+                    .err()
+                    .map(Dropout::Panicked)
+            }
+        };
+        if let Some(dropout) = dropout {
+            st.dropouts.push((n - 1, dropout));
+        }
+        // Someone did not take it: it stays in the buffer for them, as if written first.
+        if let Err(x) = st.ring.write(x) {
+            // Unreachable: the buffer is empty, and holds at least one element.
+            panics::drop_guarded(x);
+            return;
+        }
+        self.settle(st, at);
     }
 
     /// The upstream sent more than it was asked for (rule 1.1): the fanout fails and cancels
@@ -784,25 +893,33 @@ impl<T: Clone + Send + 'static> Core<T> {
         // and none after it.
         let check_flags = self.pending.load(Ordering::Acquire);
         for (j, sub) in roster.group.iter_mut().enumerate() {
-            let dropout = if sub.emitted == sub.limit && {
-                counters.demand_reads += 1;
-                sub.limit = sub.handle.demand.total();
-                sub.emitted == sub.limit
-            } {
-                Dropout::NoDemand
-            } else if check_flags && sub.handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
-                Dropout::Cancelled
-            } else {
-                sub.emitted += 1;
-                let s = &mut sub.subscriber;
-                // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
-                match catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
-                    Ok(()) => continue,
-                    Err(p) => Dropout::Panicked(p),
+            let dropout = match ready(sub, check_flags, &mut counters.demand_reads) {
+                Err(dropout) => dropout,
+                Ok(()) => {
+                    let s = &mut sub.subscriber;
+                    // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
+                    match catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
+                        Ok(()) => continue,
+                        Err(p) => Dropout::Panicked(p),
+                    }
                 }
             };
             dropouts.push((j, dropout));
         }
+        self.settle(st, at);
+    }
+
+    /// The end of a broadcast of the element at `at`, which is in the buffer: the group
+    /// members that did not take it (in `dropouts`, by index in the group) leave the group,
+    /// the others move past it together.
+    fn settle(&self, st: &mut State<T>, at: u64) {
+        let State {
+            ring,
+            roster,
+            dropouts,
+            counters,
+            ..
+        } = st;
         // They leave the group, highest index first, so that each `swap_remove` leaves the
         // others in place: at `at` if they did not take the element (as the ring counts them),
         // after it if they did (a panicking `on_next`).
@@ -1008,6 +1125,25 @@ impl<T: Clone + Send + 'static> Core<T> {
             let _ = c.joined_cv.wait_timeout(joined, wait);
         }
     }
+}
+
+/// Whether group member `sub` takes the next element: it has demand (re-read from its
+/// [`Demand`] only when its cached total is used up) and, if `check_flags`, it has not
+/// cancelled. Counts the element as emitted when it does.
+#[inline(always)]
+fn ready<T>(sub: &mut Sub<T>, check_flags: bool, demand_reads: &mut u64) -> Result<(), Dropout> {
+    if sub.emitted == sub.limit && {
+        *demand_reads += 1;
+        sub.limit = sub.handle.demand.total();
+        sub.emitted == sub.limit
+    } {
+        return Err(Dropout::NoDemand);
+    }
+    if check_flags && sub.handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+        return Err(Dropout::Cancelled);
+    }
+    sub.emitted += 1;
+    Ok(())
 }
 
 /// Why a subscriber whose `CANCELLED` flag is set leaves.
