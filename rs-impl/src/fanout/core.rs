@@ -620,6 +620,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         if !st.ring.is_empty() || st.roster.group.len() != st.ring.readers() {
             return Some(x);
         }
+        let at = st.ring.write_pos();
         let State {
             ring,
             roster,
@@ -636,7 +637,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         // As in `broadcast`.
         let check_flags = self.pending.load(Ordering::Acquire);
         for (j, sub) in rest.iter_mut().enumerate() {
-            let dropout = match ready(sub, check_flags, &mut counters.demand_reads) {
+            let dropout = match ready(sub, at, check_flags, &mut counters.demand_reads) {
                 Err(dropout) => dropout,
                 Ok(()) => {
                     let s = &mut sub.subscriber;
@@ -650,7 +651,7 @@ impl<T: Clone + Send + 'static> Core<T> {
             dropouts.push((j, dropout));
         }
         let n = rest.len() + 1;
-        let last_ready = ready(last, check_flags, &mut counters.demand_reads);
+        let last_ready = ready(last, at, check_flags, &mut counters.demand_reads);
         if last_ready.is_ok() && dropouts.is_empty() {
             // Everyone else took it: the last takes the element itself, and nobody needs it
             // any more.
@@ -659,7 +660,7 @@ impl<T: Clone + Send + 'static> Core<T> {
             ring.pass_through();
             if let Err(p) = taken {
                 // It took the element and panicked: it leaves from the new position.
-                roster.group[n - 1].cursor = ring.write_pos();
+                roster.group[n - 1].leave_group(ring.write_pos());
                 let i = roster.park_group_member(n - 1);
                 dropouts.push((i, Dropout::Panicked(p)));
                 counters.deliveries += (n - 1) as u64;
@@ -811,7 +812,10 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// Puts parked subscriber `i` (with demand) in the group if caught up, else in `lagging`.
     fn attach(&self, st: &mut State<T>, i: usize) {
         debug_assert_eq!(st.roster.set_of(i), Set::Parked);
-        if st.roster.get(i).cursor == st.ring.write_pos() {
+        let pos = st.ring.write_pos();
+        let sub = st.roster.get_mut(i);
+        if sub.cursor == pos {
+            sub.enter_group(pos);
             st.roster.move_to(i, Set::Group);
         } else {
             st.roster.move_to(i, Set::Lagging);
@@ -821,7 +825,8 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// Parks subscriber `i` without looking at its demand; its `cursor` is then its position.
     fn detach(&self, st: &mut State<T>, i: usize) {
         if st.roster.set_of(i) == Set::Group {
-            st.roster.get_mut(i).cursor = st.ring.write_pos();
+            let pos = st.ring.write_pos();
+            st.roster.get_mut(i).leave_group(pos);
         }
         st.roster.move_to(i, Set::Parked);
     }
@@ -893,7 +898,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         // and none after it.
         let check_flags = self.pending.load(Ordering::Acquire);
         for (j, sub) in roster.group.iter_mut().enumerate() {
-            let dropout = match ready(sub, check_flags, &mut counters.demand_reads) {
+            let dropout = match ready(sub, at, check_flags, &mut counters.demand_reads) {
                 Err(dropout) => dropout,
                 Ok(()) => {
                     let s = &mut sub.subscriber;
@@ -925,7 +930,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         // after it if they did (a panicking `on_next`).
         for (j, dropout) in dropouts.iter_mut().rev() {
             let took = matches!(dropout, Dropout::Panicked(_));
-            roster.group[*j].cursor = if took { at.wrapping_add(1) } else { at };
+            roster.group[*j].leave_group(if took { at.wrapping_add(1) } else { at });
             if took {
                 ring.moved(at, at.wrapping_add(1));
             }
@@ -1036,6 +1041,7 @@ impl<T: Clone + Send + 'static> Core<T> {
             st.roster.move_to(i, Set::Parked);
             self.park(st, i);
         } else if caught_up {
+            st.roster.get_mut(i).enter_group(pos);
             st.roster.move_to(i, Set::Group);
         } else {
             return true; // not reached: it reads until caught up or out of demand
@@ -1075,7 +1081,13 @@ impl<T: Clone + Send + 'static> Core<T> {
         for i in st.roster.slots() {
             let s = st.roster.get(i);
             st.counters.demand_reads += 1;
-            max = max.max(s.handle.demand.outstanding(s.emitted));
+            let emitted = if st.roster.set_of(i) == Set::Group {
+                s.limit
+                    .wrapping_sub(s.stop.wrapping_sub(st.ring.write_pos()))
+            } else {
+                s.emitted
+            };
+            max = max.max(s.handle.demand.outstanding(emitted));
         }
         std::hint::black_box(max.min(st.ring.free() as u64));
     }
@@ -1127,22 +1139,29 @@ impl<T: Clone + Send + 'static> Core<T> {
     }
 }
 
-/// Whether group member `sub` takes the next element: it has demand (re-read from its
-/// [`Demand`] only when its cached total is used up) and, if `check_flags`, it has not
-/// cancelled. Counts the element as emitted when it does.
+/// Whether group member `sub` takes the element at position `at`: it has demand for it (its
+/// [`Demand`] is re-read only when `at` reaches its `stop`, the end of the total last read)
+/// and, if `check_flags`, it has not cancelled. Nothing is stored when it does: its count of
+/// elements delivered is its `stop` (see [`Sub::enter_group`]).
 #[inline(always)]
-fn ready<T>(sub: &mut Sub<T>, check_flags: bool, demand_reads: &mut u64) -> Result<(), Dropout> {
-    if sub.emitted == sub.limit && {
+fn ready<T>(
+    sub: &mut Sub<T>,
+    at: u64,
+    check_flags: bool,
+    demand_reads: &mut u64,
+) -> Result<(), Dropout> {
+    if at == sub.stop && {
         *demand_reads += 1;
-        sub.limit = sub.handle.demand.total();
-        sub.emitted == sub.limit
+        let total = sub.handle.demand.total();
+        sub.stop = sub.stop.wrapping_add(total.wrapping_sub(sub.limit));
+        sub.limit = total;
+        at == sub.stop
     } {
         return Err(Dropout::NoDemand);
     }
     if check_flags && sub.handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
         return Err(Dropout::Cancelled);
     }
-    sub.emitted += 1;
     Ok(())
 }
 
