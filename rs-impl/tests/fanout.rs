@@ -894,6 +894,76 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
     }
 }
 
+/// The steady state's write-through (empty buffer, every subscriber caught up): the last
+/// subscriber of the group gets the element itself. When it panics in `on_next`, it took the
+/// element: nothing is retained for it, and the counters come out as through the buffer.
+#[test]
+fn the_last_subscriber_of_the_group_panicking_on_a_written_through_element() {
+    quiet_deliberate_panics();
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let good = Probe::new(UNBOUNDED);
+    let mut bad = Probe::new(UNBOUNDED);
+    bad.panic_at = Some(3);
+    p.subscribe(Box::new(good.clone()));
+    p.subscribe(Box::new(bad.clone()));
+    for i in 0..10 {
+        tx.send(i).unwrap();
+    }
+    let stats = p.stats();
+    assert_eq!(bad.nexts(), vec![0, 1, 2, 3]);
+    assert_eq!(good.nexts(), (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        (
+            stats.subscribers,
+            stats.buffered,
+            stats.elements,
+            stats.deliveries
+        ),
+        (1, 0, 10, 4 + 10)
+    );
+    tx.complete();
+    assert_eq!(
+        good.events(),
+        seq(&[&[Ev::Sub], &nexts(0..10), &[Ev::Complete]])
+    );
+}
+
+/// As above, with the last subscriber of the group out of demand: the element is retained
+/// for it (as if written before the broadcast), the others keep going, and it reads the
+/// backlog when it requests.
+#[test]
+fn the_last_subscriber_of_the_group_out_of_demand_on_a_written_through_element() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let good = Probe::new(UNBOUNDED);
+    let limited = Probe::new(2);
+    p.subscribe(Box::new(good.clone()));
+    p.subscribe(Box::new(limited.clone()));
+    for i in 0..4 {
+        tx.send(i).unwrap();
+    }
+    assert_eq!(limited.nexts(), vec![0, 1]);
+    let stats = p.stats();
+    assert_eq!((stats.buffered, stats.deliveries), (2, 4 + 2));
+    limited.request(5);
+    let stats = p.stats();
+    assert_eq!((stats.buffered, stats.deliveries), (0, 4 + 4));
+    for i in 4..8 {
+        tx.send(i).unwrap();
+    }
+    assert_eq!(limited.nexts(), (0..7).collect::<Vec<_>>());
+    assert_eq!(p.stats().buffered, 1);
+    tx.complete();
+    assert_eq!(
+        good.events(),
+        seq(&[&[Ev::Sub], &nexts(0..8), &[Ev::Complete]])
+    );
+    limited.request(1);
+    assert_eq!(
+        limited.events(),
+        seq(&[&[Ev::Sub], &nexts(0..8), &[Ev::Complete]])
+    );
+}
+
 #[test]
 fn panics_in_on_subscribe_and_terminal_signals_do_not_escape() {
     quiet_deliberate_panics();

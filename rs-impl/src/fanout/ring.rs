@@ -153,7 +153,7 @@ impl<T> Ring<T> {
     }
 
     /// The number of readers.
-    #[cfg(test)]
+    #[inline]
     pub(crate) fn readers(&self) -> usize {
         self.readers as usize
     }
@@ -189,6 +189,29 @@ impl<T> Ring<T> {
             return None;
         }
         self.slots[(pos & self.mask) as usize].as_ref()
+    }
+
+    /// Whether nothing is retained.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.read == self.write
+    }
+
+    /// Counts an element that every reader read as it was written, without storing it: leaves
+    /// the buffer exactly as [`write`](Self::write) followed by
+    /// [`moved_many`](Self::moved_many)`(at, at + 1, readers)` would (the position advances,
+    /// the element counts as released, and the reclaim's one look at the slot count is one
+    /// cursor read), without touching a slot. Only for an empty buffer whose readers are all
+    /// caught up, and never in the test-only quadratic variant.
+    #[inline]
+    pub(crate) fn pass_through(&mut self) {
+        debug_assert!(self.is_empty() && self.readers > 0 && self.caught_up == self.readers);
+        #[cfg(test)]
+        debug_assert!(self.scan.is_none());
+        self.write = self.write.wrapping_add(1);
+        self.read = self.write;
+        self.released += 1;
+        self.cursor_reads += 1;
     }
 
     /// Appends `value`, growing the array if it is full and below the maximum.

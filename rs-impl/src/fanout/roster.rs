@@ -30,16 +30,39 @@ pub(super) enum Set {
 /// One subscriber, as the drainer keeps it. The hot fields come first.
 pub(super) struct Sub<T> {
     pub(super) subscriber: BoxSubscriber<T>,
-    /// Elements delivered (the drainer's local count; never an atomic per element).
-    pub(super) emitted: u64,
-    /// The demand total last read; re-read only when `emitted` reaches it.
+    /// In the group: the position of the element it has no demand for, as far as `limit`
+    /// says (the group's hot loop compares it with each element's position, so that a
+    /// delivery stores nothing per subscriber). Stale elsewhere.
+    pub(super) stop: u64,
+    /// The demand total last read; re-read only when `emitted` reaches it (in the group:
+    /// when the element's position reaches `stop`).
     pub(super) limit: u64,
+    /// Elements delivered (the drainer's local count; never an atomic per element). Stale
+    /// while in the group: see [`enter_group`](Self::enter_group).
+    pub(super) emitted: u64,
     pub(super) handle: Arc<Handle<T>>,
     /// The position of the next element it reads. Stale while in the group, whose position is
     /// the ring's write position.
     pub(super) cursor: u64,
     /// Its slot.
     slot: u32,
+}
+
+impl<T> Sub<T> {
+    /// It joins the group at position `pos` (the ring's write position): from now on its
+    /// count of elements delivered is kept as the position where its demand runs out.
+    #[inline]
+    pub(super) fn enter_group(&mut self, pos: u64) {
+        self.stop = pos.wrapping_add(self.limit.wrapping_sub(self.emitted));
+    }
+
+    /// It leaves the group with `pos` as the position of the next element it reads: its
+    /// cursor and its count of elements delivered are brought up to date.
+    #[inline]
+    pub(super) fn leave_group(&mut self, pos: u64) {
+        self.cursor = pos;
+        self.emitted = self.limit.wrapping_sub(self.stop.wrapping_sub(pos));
+    }
 }
 
 /// Where a slot's subscriber is.
@@ -96,8 +119,9 @@ impl<T> Roster<T> {
         place.at = Some((Set::Parked, self.parked.len() as u32));
         self.parked.push(Sub {
             subscriber,
-            emitted: 0,
+            stop: 0,
             limit: 0,
+            emitted: 0,
             handle,
             cursor,
             slot,
