@@ -1044,3 +1044,70 @@ fn many_subscribers_many_threads_no_loss() {
         }
     }
 }
+
+/// A subscriber that blocks in `on_next` of one element until the test lets it go.
+struct Blocking {
+    probe: Probe,
+    at: u64,
+    entered: std::sync::mpsc::Sender<()>,
+    release: Arc<Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl Subscriber<u64> for Blocking {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        self.probe.on_subscribe(s);
+    }
+    fn on_next(&mut self, v: u64) {
+        self.probe.on_next(v);
+        if v == self.at {
+            self.entered.send(()).unwrap();
+            self.release.lock().unwrap().recv().unwrap();
+        }
+    }
+    fn on_error(&mut self, e: Error) {
+        self.probe.on_error(e);
+    }
+    fn on_complete(&mut self) {
+        self.probe.on_complete();
+    }
+}
+
+/// A `subscribe` that returned before a `send` gets that element, also when both are queued
+/// for a pass on another thread: the pass takes the join before the element. (Taken the other
+/// way round, the element went to the group and was reclaimed before the joiner joined, one
+/// position later.)
+#[test]
+fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains() {
+    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let a = Probe::new(1);
+    p.subscribe(Box::new(Blocking {
+        probe: a.clone(),
+        at: 1,
+        entered: entered_tx,
+        release: Arc::new(Mutex::new(release_rx)),
+    }));
+    tx.send(0).unwrap(); // A takes 0 and is out of demand
+    tx.send(1).unwrap(); // buffered for A
+                         // Another thread's request makes it the drainer; A blocks in on_next(1) there.
+    let a2 = a.clone();
+    let drainer = std::thread::spawn(move || a2.request(2));
+    entered.recv().unwrap();
+    // Both queued for the drainer: the join, then the element.
+    let c = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(c.clone()));
+    tx.try_send(2).unwrap();
+    assert!(c.events().is_empty(), "queued: the other thread drains");
+    release.send(()).unwrap();
+    drainer.join().unwrap();
+    assert_eq!(a.nexts(), vec![0, 1, 2]);
+    assert_eq!(
+        c.nexts(),
+        vec![2],
+        "the element sent after subscribe returned"
+    );
+    tx.complete();
+    assert_eq!(c.events().last(), Some(&Ev::Complete));
+    assert_eq!(a.events().last(), Some(&Ev::Complete));
+}

@@ -19,6 +19,7 @@
 //! the deliveries it actually made.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
@@ -172,11 +173,35 @@ pub fn rs_impl_channel_slow(k: u64, n: u64) -> u64 {
     ours(k, n, false, true)
 }
 
+/// As [`Sum`], counting its `on_complete` in a shared counter: in
+/// [`rs_impl_channel_slow_behind_boundary`] the island's thread may be the fanout's drainer
+/// (a request drains), so the fast subscribers may finish there, after `complete` returned.
+struct SumCounted(Arc<Checksum>, Arc<AtomicUsize>);
+
+impl Subscriber<u64> for SumCounted {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(UNBOUNDED);
+    }
+    #[inline]
+    fn on_next(&mut self, x: u64) {
+        self.0.add(x);
+    }
+    fn on_error(&mut self, e: Error) {
+        panic!("{e}");
+    }
+    fn on_complete(&mut self) {
+        self.1.fetch_add(1, Ordering::Release);
+    }
+}
+
 /// Ours, `fanout-slow`, with the slow subscriber behind an async boundary (issue #13): it
 /// subscribes to `Flow::from_publisher(fanout).into_publisher(&runtime)`, so its work runs on
-/// an island of the default runtime (futures' thread pool) while the fast subscribers keep
-/// running on the producer's thread. The island's input side prefetches and replenishes in
-/// halves, so the fanout still never holds more than its 64 elements.
+/// an island of the default runtime (futures' thread pool) while the fast subscribers run on
+/// whichever thread drains (mostly the producer's). The island's input side prefetches and
+/// replenishes in halves, so the fanout still never holds more than its 64 elements. The
+/// island subscribes to the fanout asynchronously: the run waits for it to have joined before
+/// it sends (a late subscriber starts at the oldest retained element), and for every
+/// subscriber's completion at the end.
 pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
     let runtime = Runtime::new().expect("the island thread pool starts");
     let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(CAPACITY).expect("capacity"));
@@ -189,14 +214,21 @@ pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
     Flow::from_publisher(p.clone())
         .into_publisher(&runtime)
         .subscribe(Box::new(s));
+    while p.stats().subscribers == 0 {
+        thread::yield_now();
+    }
+    let completed = Arc::new(AtomicUsize::new(0));
     for sum in &sums[1..] {
-        p.subscribe(Box::new(Sum(sum.clone())));
+        p.subscribe(Box::new(SumCounted(sum.clone(), completed.clone())));
     }
     for x in 0..n {
         tx.send(x).expect("subscribers never leave");
     }
     tx.complete();
     slow_done.wait().expect("the slow subscriber completes");
+    while completed.load(Ordering::Acquire) < sums.len() - 1 {
+        thread::yield_now();
+    }
     total(&sums)
 }
 

@@ -565,6 +565,13 @@ impl<T: Clone + Send + 'static> Core<T> {
                 self.remove(st, i, leave_reason(flags));
             }
         }
+        // Joins before the elements: a `subscribe` that returned before a `send` (or an
+        // upstream `on_next`) started gets that element, even when both were queued for
+        // another thread's pass (they are taken together, or the join in an earlier pass).
+        // Elements before the terminal signal, which a joiner then gets after its backlog.
+        for (subscriber, handle) in taken.joining.drain(..) {
+            self.join(st, subscriber, handle);
+        }
         for x in taken.elements.drain(..) {
             self.write(st, x);
         }
@@ -576,9 +583,6 @@ impl<T: Clone + Send + 'static> Core<T> {
             Some(Terminal::Fail(e)) => self.end_with(st, e, false),
             Some(Terminal::Abort(e)) => self.end_with(st, e, true),
             None => {}
-        }
-        for (subscriber, handle) in taken.joining.drain(..) {
-            self.join(st, subscriber, handle);
         }
         st.spare = taken;
     }

@@ -26,7 +26,10 @@
 //!   at once when subscribed).
 //! * **Late subscribers** start at the oldest element still retained, i.e. the oldest one some
 //!   current subscriber has not read yet, or, while nobody is subscribed, everything sent since
-//!   the buffer last had a reader (design/seed-designs.md §A.7). After the end of the stream a
+//!   the buffer last had a reader (design/seed-designs.md §A.7). A subscriber whose
+//!   `subscribe` returned before a `send` (or an upstream `on_next`) started gets that element,
+//!   also when another thread is draining and both wait for its pass (joins are taken before
+//!   elements). After the end of the stream a
 //!   new subscriber gets `on_subscribe` and then: after completion, the retained backlog (if
 //!   any) and `on_complete`; after a failure, `on_error` with that failure; after a
 //!   [shutdown](LastSubscriberPolicy::CancelUpstream), `on_error(`[`FanoutError::ShutDown`]`)`;
