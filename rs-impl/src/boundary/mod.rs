@@ -24,7 +24,7 @@
 //! * **The downstream island parks only when the ring is empty;** the upstream island only
 //!   when it has no demand or nothing to produce. Before parking on an empty ring whose
 //!   producing island is being polled on another thread at that moment, the input side spins
-//!   briefly (255 spin-loop hints at most, a few microseconds) for the next flush: a flush
+//!   briefly (1023 spin-loop hints at most, about 12 µs) for the next flush: a flush
 //!   that near saves both islands a park and a wake-up through the executor (adaptive
 //!   spinning, as a mutex spins while its owner runs). It never spins for a foreign producer
 //!   or for an island that is not running.
