@@ -2,24 +2,26 @@
 //! additions, §B.4 of the seed designs), each on the default runtime and on tokio, then the
 //! boundary subscriber on its own, the output side's flush points, and what is dropped when.
 //!
-//! Waits are bounded by a generous patience only so that a bug fails instead of hanging; every
-//! assertion is on elements, signals and counts, never on time.
+//! Waits are bounded by a number of polls (`support::wait_until`) only so that a bug fails
+//! instead of hanging; every assertion is on elements, signals and counts, never on time. The
+//! few checks that nothing *more* arrives look again after a short pause: a pause too short
+//! can only miss a bug, never fail a correct implementation.
 #![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rs_api::{Error, Publisher, Subscriber, Subscription, SubscriptionRef, UNBOUNDED};
 use rs_impl::boundary::{BoundaryConfig, BoundarySubscriber};
 use rs_impl::island::{Flow, IslandError, Runtime};
 use rs_impl::subscriber::{collect, RequestStrategy};
 use rstest::rstest;
-
-/// Generous: only a hang would reach it.
-const PATIENCE: Duration = Duration::from_secs(60);
+use support::wait_until;
 
 /// Where the islands run.
 #[derive(Debug, Clone, Copy)]
@@ -61,14 +63,6 @@ fn islands(rt: Rt) -> Islands {
 /// Pekko's `inputBuffer(16, 16)`.
 fn sixteen() -> BoundaryConfig {
     BoundaryConfig::new().size(16)
-}
-
-fn wait_until(what: &str, cond: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < PATIENCE, "timed out waiting for {what}");
-        thread::yield_now();
-    }
 }
 
 /// A subscriber that records everything, requests from the test thread.

@@ -3,6 +3,8 @@
 #![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod support;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -126,11 +128,7 @@ impl Watch {
         }
     }
     fn wait_for(&self, what: impl Fn(&Watch) -> bool) {
-        let start = std::time::Instant::now();
-        while !what(self) {
-            assert!(start.elapsed() < PATIENCE, "timed out");
-            thread::yield_now();
-        }
+        support::wait_until("the watched condition", || what(self));
     }
 }
 

@@ -60,8 +60,10 @@ fn expected(k: u64, n: u64) -> u64 {
 // ----- ours ----------------------------------------------------------------------------------
 
 /// A subscriber adding to its own checksum, with unbounded demand: the same work per element
-/// as a closure of the ceiling.
-struct Sum(Arc<Checksum>);
+/// as a closure of the ceiling. If given a counter, its `on_complete` adds one to it (in
+/// [`rs_impl_channel_slow_behind_boundary`] the island's thread may be the fanout's drainer,
+/// so the fast subscribers may finish there, after `complete` returned).
+struct Sum(Arc<Checksum>, Option<Arc<AtomicUsize>>);
 
 impl Subscriber<u64> for Sum {
     fn on_subscribe(&mut self, s: SubscriptionRef) {
@@ -74,7 +76,11 @@ impl Subscriber<u64> for Sum {
     fn on_error(&mut self, e: Error) {
         panic!("{e}");
     }
-    fn on_complete(&mut self) {}
+    fn on_complete(&mut self) {
+        if let Some(done) = &self.1 {
+            done.fetch_add(1, Ordering::Release);
+        }
+    }
 }
 
 /// As [`Sum`], calling `request(1)` from inside every `on_next`.
@@ -135,7 +141,7 @@ fn ours(k: u64, n: u64, one_by_one: bool, slow: bool) -> u64 {
         } else if one_by_one {
             p.subscribe(Box::new(SumOneByOne(sum, None)));
         } else {
-            p.subscribe(Box::new(Sum(sum)));
+            p.subscribe(Box::new(Sum(sum, None)));
         }
     }
     for x in 0..n {
@@ -162,7 +168,7 @@ pub fn rs_impl_processor(k: u64, n: u64) -> u64 {
     let p = FanoutProcessor::<u64>::new(FanoutConfig::new(CAPACITY).expect("capacity"));
     let sums = sums(k);
     for sum in &sums {
-        p.subscribe(Box::new(Sum(sum.clone())));
+        p.subscribe(Box::new(Sum(sum.clone(), None)));
     }
     rs_impl::source::range(0..n).subscribe(Box::new(p));
     total(&sums)
@@ -171,27 +177,6 @@ pub fn rs_impl_processor(k: u64, n: u64) -> u64 {
 /// Ours, `fanout-slow`: subscriber 0 does `slow_work` per element.
 pub fn rs_impl_channel_slow(k: u64, n: u64) -> u64 {
     ours(k, n, false, true)
-}
-
-/// As [`Sum`], counting its `on_complete` in a shared counter: in
-/// [`rs_impl_channel_slow_behind_boundary`] the island's thread may be the fanout's drainer
-/// (a request drains), so the fast subscribers may finish there, after `complete` returned.
-struct SumCounted(Arc<Checksum>, Arc<AtomicUsize>);
-
-impl Subscriber<u64> for SumCounted {
-    fn on_subscribe(&mut self, s: SubscriptionRef) {
-        s.request(UNBOUNDED);
-    }
-    #[inline]
-    fn on_next(&mut self, x: u64) {
-        self.0.add(x);
-    }
-    fn on_error(&mut self, e: Error) {
-        panic!("{e}");
-    }
-    fn on_complete(&mut self) {
-        self.1.fetch_add(1, Ordering::Release);
-    }
 }
 
 /// The island input buffer of the slow subscriber behind a boundary: the boundary's default
@@ -226,7 +211,7 @@ pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
     }
     let completed = Arc::new(AtomicUsize::new(0));
     for sum in &sums[1..] {
-        p.subscribe(Box::new(SumCounted(sum.clone(), completed.clone())));
+        p.subscribe(Box::new(Sum(sum.clone(), Some(completed.clone()))));
     }
     for x in 0..n {
         tx.send(x).expect("subscribers never leave");

@@ -236,6 +236,32 @@ pub(crate) enum Offer<T> {
     Closed(T),
 }
 
+/// The group's hot loop, shared by the write-through and the buffered broadcast: hands a clone
+/// of `$item` (the element at `$at`) to each of `$subs` that is ready for it, and records by
+/// index in `$dropouts` those that did not take it (out of demand, cancelled, or panicked).
+/// A macro, not a function: as a function taking the group as a slice (even
+/// `#[inline(always)]`) the loop measured about 30% slower at 128 subscribers.
+macro_rules! hand_to_each {
+    ($subs:expr, $item:expr, $at:expr, $check_flags:expr, $demand_reads:expr, $dropouts:expr) => {
+        for (j, sub) in $subs.iter_mut().enumerate() {
+            let dropout = match ready(sub, $at, $check_flags, &mut $demand_reads) {
+                Err(dropout) => dropout,
+                Ok(()) => {
+                    let s = &mut sub.subscriber;
+                    let item = $item;
+                    // A panicking `clone` counts as this subscriber's panic, like its
+                    // `on_next`.
+                    match catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
+                        Ok(()) => continue,
+                        Err(p) => Dropout::Panicked(p),
+                    }
+                }
+            };
+            $dropouts.push((j, dropout));
+        }
+    };
+}
+
 impl<T: Clone + Send + 'static> Core<T> {
     /// A core for a channel (`channel = true`) or a processor, starting positions at `start`.
     pub(crate) fn new(config: FanoutConfig, channel: bool, start: u64) -> Arc<Self> {
@@ -648,20 +674,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         *received += 1;
         // As in `broadcast`.
         let check_flags = self.pending.load(Ordering::Acquire);
-        for (j, sub) in rest.iter_mut().enumerate() {
-            let dropout = match ready(sub, at, check_flags, &mut counters.demand_reads) {
-                Err(dropout) => dropout,
-                Ok(()) => {
-                    let s = &mut sub.subscriber;
-                    // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
-                    match catch_unwind(AssertUnwindSafe(|| s.on_next(x.clone()))) {
-                        Ok(()) => continue,
-                        Err(p) => Dropout::Panicked(p),
-                    }
-                }
-            };
-            dropouts.push((j, dropout));
-        }
+        hand_to_each!(rest, &x, at, check_flags, counters.demand_reads, dropouts);
         let n = rest.len() + 1;
         let last_ready = ready(last, at, check_flags, &mut counters.demand_reads);
         if last_ready.is_ok() && dropouts.is_empty() {
@@ -909,20 +922,14 @@ impl<T: Clone + Send + 'static> Core<T> {
         // a subscriber cancelled while this loop runs may still get this one element (2.8),
         // and none after it.
         let check_flags = self.pending.load(Ordering::Acquire);
-        for (j, sub) in roster.group.iter_mut().enumerate() {
-            let dropout = match ready(sub, at, check_flags, &mut counters.demand_reads) {
-                Err(dropout) => dropout,
-                Ok(()) => {
-                    let s = &mut sub.subscriber;
-                    // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
-                    match catch_unwind(AssertUnwindSafe(|| s.on_next(item.clone()))) {
-                        Ok(()) => continue,
-                        Err(p) => Dropout::Panicked(p),
-                    }
-                }
-            };
-            dropouts.push((j, dropout));
-        }
+        hand_to_each!(
+            roster.group,
+            item,
+            at,
+            check_flags,
+            counters.demand_reads,
+            dropouts
+        );
         self.settle(st, at);
     }
 

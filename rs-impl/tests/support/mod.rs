@@ -1,4 +1,5 @@
-//! Shared by the processor and fanout test targets: an upstream driven by hand.
+//! Shared by the processor, fanout, boundary and island_flow test targets: an upstream driven
+//! by hand, and a wait for a condition that another thread makes true.
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,4 +23,21 @@ impl Subscription for Manual {
     fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
     }
+}
+
+/// Polls limited in [`wait_until`]: a bound on the number of looks, not on time, so that a
+/// lost wake-up fails the test with a message instead of hanging CI, and a slow or loaded
+/// machine (each look yields the thread) does not fail a correct implementation.
+pub(crate) const MAX_POLLS: u64 = 200_000_000;
+
+/// Waits, yielding the thread between looks, until `cond` holds; panics naming `what` after
+/// [`MAX_POLLS`] looks.
+pub(crate) fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    for _ in 0..MAX_POLLS {
+        if cond() {
+            return;
+        }
+        std::thread::yield_now();
+    }
+    panic!("{what}: not reached after {MAX_POLLS} polls");
 }
