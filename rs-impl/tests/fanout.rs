@@ -894,6 +894,55 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
     }
 }
 
+/// Several subscribers panic on the same element, two of them next to each other in the
+/// group and one first: the group's loop guards a whole run of deliveries with one
+/// `catch_unwind` and resumes after each panicking member, so every member after a panicking
+/// one still gets that element and all later ones, each exactly once, through the
+/// write-through and through the buffer (one subscriber out of demand keeps elements buffered).
+#[test]
+fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything() {
+    quiet_deliberate_panics();
+    for buffered in [false, true] {
+        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(16).unwrap());
+        let mut probes = Vec::new();
+        for i in 0..7 {
+            let mut probe = Probe::new(UNBOUNDED);
+            if [0, 3, 4].contains(&i) {
+                probe.panic_at = Some(5);
+            }
+            p.subscribe(Box::new(probe.clone()));
+            probes.push(probe);
+        }
+        let lagging = Probe::new(if buffered { 1 } else { UNBOUNDED });
+        p.subscribe(Box::new(lagging.clone()));
+        for i in 0..12 {
+            tx.send(i).unwrap();
+        }
+        let stats = p.stats();
+        assert_eq!(stats.subscribers, 5, "buffered: {buffered}");
+        assert_eq!(stats.buffered, if buffered { 11 } else { 0 });
+        tx.complete();
+        if buffered {
+            lagging.request(UNBOUNDED);
+        }
+        for (i, probe) in probes.iter().enumerate() {
+            if [0, 3, 4].contains(&i) {
+                assert_eq!(probe.nexts(), (0..6).collect::<Vec<_>>(), "probe {i}");
+            } else {
+                assert_eq!(
+                    probe.events(),
+                    seq(&[&[Ev::Sub], &nexts(0..12), &[Ev::Complete]]),
+                    "probe {i}, buffered: {buffered}"
+                );
+            }
+        }
+        assert_eq!(
+            lagging.events(),
+            seq(&[&[Ev::Sub], &nexts(0..12), &[Ev::Complete]])
+        );
+    }
+}
+
 /// The steady state's write-through (empty buffer, every subscriber caught up): the last
 /// subscriber of the group gets the element itself. When it panics in `on_next`, it took the
 /// element: nothing is retained for it, and the counters come out as through the buffer.
