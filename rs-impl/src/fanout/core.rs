@@ -16,15 +16,18 @@
 //!
 //! Per element written, the **group** (the caught-up subscribers with demand) gets it in one
 //! loop (a comparison of the element's position with the member's `stop`, the position where
-//! the demand last read runs out; a clone and a call each; nothing stored per member) and moves
-//! in the ring with one count update. In the steady state the buffer is empty and every
+//! the demand last read runs out; a clone and a call each; nothing stored per member; one
+//! `catch_unwind` for the whole loop, re-entered after a member that panics) and moves in the
+//! ring with one count update. In the steady state the buffer is empty and every
 //! subscriber is in the group: the element then goes **through**, cloned for all members but
 //! the last and moved into the last, and the ring only counts it
 //! ([`Ring::pass_through`](super::ring::Ring::pass_through)), with no slot written or
 //! reclaimed; if a member does not take it, it goes into the buffer after all. What the
 //! producer's `send` still pays per element besides the deliveries is the drain loop's two
 //! atomic read-modify-writes (entering and leaving: about 9 ns each on the 2-core benchmark
-//! machine) and a few loads and plain stores (the free space, the statistics). Each **lagging** subscriber (behind, with demand) is visited once per pass: it gets
+//! machine) and a few loads and plain stores (the free space, the statistics).
+//!
+//! Each **lagging** subscriber (behind, with demand) is visited once per pass: it gets
 //! every element its demand allows (its demand is re-read from its [`Demand`] only when its
 //! local `emitted` count reaches the total last read), then its cursor moves in the ring once.
 //! A subscriber whose demand runs out is **parked**: it leaves both lists and is not looked at
