@@ -182,7 +182,7 @@ pub fn rs_impl_channel_slow(k: u64, n: u64) -> u64 {
 /// The island input buffer of the slow subscriber behind a boundary: the boundary's default
 /// ring size. (With the flow's default input buffer of 16 the island asks for 8 at a time and
 /// the crossing's wake-ups cost more than the slow work it moves: 1.2–1.4 M el/s against
-/// 2.8–3.1 with 1024, in the report runs of 2026-12-01.)
+/// 2.8–3.2 with 1024, in the report runs of 2026-12-01.)
 const SLOW_BUFFER: usize = rs_impl::boundary::DEFAULT_BOUNDARY_SIZE;
 
 /// Ours, `fanout-slow`, with the slow subscriber behind an async boundary (issue #13): it

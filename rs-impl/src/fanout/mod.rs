@@ -77,7 +77,7 @@
 //! boundary's default is [`DEFAULT_BOUNDARY_SIZE`](crate::boundary::DEFAULT_BOUNDARY_SIZE)):
 //! with a small one each crossing wakes the island for a few elements and the wake-ups cost
 //! more than the work moved off the producer's thread (the `fanout-slow` benchmark: 1.2–1.4
-//! M el/s with the flow's default of 16, 2.8–3.1 with 1024, against 2.8–3.4 with the slow
+//! M el/s with the flow's default of 16, 2.8–3.2 with 1024, against 2.8–3.5 with the slow
 //! subscriber on the producer's thread, on 2 cores). A
 //! [`BoundarySubscriber`](crate::boundary::BoundarySubscriber) with
 //! [`Flow::from_boundary`](crate::island::Flow::from_boundary) does the same with a ring of a
