@@ -1,5 +1,5 @@
 //! Runs one implementation of the `interpreter` scenario once, for profilers:
-//! `interp_prof [interpreter|no-gate|flow] K N` (for example under `valgrind --tool=callgrind`,
+//! `interp_prof [interpreter|no-gate|unfused|unfused-no-gate|flow] K N` (for example under `valgrind --tool=callgrind`,
 //! for instruction counts per element that do not depend on the machine's load).
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -9,6 +9,8 @@ fn main() {
     let s = match which.as_str() {
         "flow" => rs_benches::scenarios::interpreter::flow_fused(k, n),
         "no-gate" => rs_benches::scenarios::interpreter::interpreter_no_gate(k, n),
+        "unfused" => rs_benches::scenarios::interpreter::interpreter_unfused(k, n),
+        "unfused-no-gate" => rs_benches::scenarios::interpreter::interpreter_unfused_no_gate(k, n),
         _ => rs_benches::scenarios::interpreter::interpreter(k, n),
     };
     println!("{s}");

@@ -15,8 +15,23 @@ use rs_impl::island::{
 /// How each scenario is run: normally, and fuzzed with a few seeds.
 const MODES: [Option<u64>; 3] = [None, Some(1), Some(0xdead_beef)];
 
-/// Builds source → `n` stages made by `make` → collecting sink.
+/// Builds source → `n` stages made by `make` → collecting sink, every stage its own
+/// interpreter stage (fusion off: these tests are about the interpreter's events).
 fn chain<I>(
+    source: I,
+    n: usize,
+    make: impl FnMut(&mut GraphBuilder, usize, Inlet<u64>, Outlet<u64>),
+) -> (Interpreter, Collected<u64>)
+where
+    I: IntoIterator<Item = u64>,
+    I::IntoIter: Send + 'static,
+{
+    chain_with(false, source, n, make)
+}
+
+/// As [`chain`], with the builder's fusion on or off.
+fn chain_with<I>(
+    fusion: bool,
     source: I,
     n: usize,
     mut make: impl FnMut(&mut GraphBuilder, usize, Inlet<u64>, Outlet<u64>),
@@ -26,6 +41,7 @@ where
     I::IntoIter: Send + 'static,
 {
     let mut g = GraphBuilder::new();
+    g.set_fusion(fusion);
     let (o, mut i) = g.connection::<u64>();
     g.add_stage(IterSource::new(o, source));
     for k in 0..n {
@@ -809,4 +825,200 @@ fn the_gate_changes_the_work_not_the_result() {
         ungated.finalisation_visits >= ungated.dequeued + ungated.chased,
         "{ungated:?}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Fusion by the graph builder: the same behaviour at the run's ports, less work inside
+// ---------------------------------------------------------------------------------------
+
+use futures::StreamExt;
+use rs_impl::island::stages::{Filter, Scan, StreamSource};
+
+/// Stage `k` of a mixed chain: maps, filters, scans, skips and takes one after another.
+fn mixed(g: &mut GraphBuilder, k: usize, i: Inlet<u64>, o: Outlet<u64>) {
+    match k % 6 {
+        0 => g.add_stage(Map::new(i, o, |x: u64| x.wrapping_mul(3).wrapping_add(1))),
+        1 => g.add_stage(Filter::new(i, o, |x: &u64| x % 16 != 5)),
+        2 => g.add_stage(Scan::new(i, o, 7u64, |a: &u64, x: u64| {
+            a.wrapping_add(x) % 1_000_003
+        })),
+        3 => g.add_stage(Skip::new(i, o, 2)),
+        4 => g.add_stage(Identity::new(i, o)),
+        _ => g.add_stage(Take::new(i, o, 900 - k as u64)),
+    };
+}
+
+#[test]
+fn fusion_gives_the_same_elements_and_signals_as_the_stages_one_by_one() {
+    for len in [1, 2, 5, 6, 13, 64, 65, 130, 200] {
+        let (plain, want) = chain(0..1_000u64, len, mixed);
+        let plain_stats = run(plain, None);
+        let want = want.take().unwrap().unwrap();
+        assert!(
+            want.len() > 20,
+            "len {len}: the shape lets elements through"
+        );
+        for mode in MODES {
+            let (fused, got) = chain_with(true, 0..1_000u64, len, mixed);
+            let stats = run(fused, mode);
+            assert_eq!(got.take().unwrap().unwrap(), want, "len {len}, {mode:?}");
+            // Every stage is finalised either way (fused-away ones count as finalised at
+            // build, not as finalisations run).
+            let runs = if len == 1 { 1 } else { len.div_ceil(64) };
+            assert_eq!(stats.finalised, runs as u64 + 2, "len {len}");
+            assert_eq!(plain_stats.finalised, len as u64 + 2);
+            if len > 1 && mode.is_none() {
+                // Inside a run nothing goes through the interpreter: fewer events.
+                assert!(
+                    stats.dequeued + stats.chased < plain_stats.dequeued + plain_stats.chased,
+                    "len {len}: {stats:?} vs {plain_stats:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A source that emits `0..n` and then fails.
+fn failing_source(g: &mut GraphBuilder, n: u64) -> Inlet<u64> {
+    let (o, i) = g.connection::<u64>();
+    let items = futures::stream::iter(0..n)
+        .map(Ok)
+        .chain(futures::stream::once(async {
+            Err(Error::msg("source failed"))
+        }));
+    g.add_stage(StreamSource::new(o, Box::pin(items)));
+    i
+}
+
+#[test]
+fn a_fused_run_passes_failure_on_and_a_panicking_operator_fails_it() {
+    for fusion in [true, false] {
+        // Upstream failure crosses the run.
+        let mut g = GraphBuilder::new();
+        g.set_fusion(fusion);
+        let mut i = failing_source(&mut g, 5);
+        for k in 0..4 {
+            let (o, next) = g.connection::<u64>();
+            if k % 2 == 0 {
+                g.add_stage(Map::new(i, o, |x: u64| x * 2));
+            } else {
+                g.add_stage(Identity::new(i, o));
+            }
+            i = next;
+        }
+        let (sink, seen) = CollectSink::new(i);
+        g.add_stage(sink);
+        let mut interpreter = g.build().unwrap();
+        futures::executor::block_on(async {
+            interpreter.execute(u64::MAX);
+        });
+        let err = seen.take().unwrap().unwrap_err();
+        assert!(err.to_string().contains("source failed"), "{err}");
+
+        // An operator that panics fails its stage: the sink gets an error, the source is
+        // cancelled, the island finishes.
+        let (mut interpreter, seen) = chain_with(fusion, 0..100u64, 4, |g, k, i, o| {
+            if k == 2 {
+                g.add_stage(Map::new(i, o, |x: u64| {
+                    assert!(x != 7, "deliberate: the operator fails at 7");
+                    x
+                }));
+            } else {
+                g.add_stage(Identity::new(i, o));
+            }
+        });
+        quiet_deliberate_panics();
+        interpreter.execute(u64::MAX);
+        assert!(interpreter.is_completed(), "fusion {fusion}");
+        assert!(seen.take().unwrap().is_err(), "fusion {fusion}");
+    }
+}
+
+/// Silences the panic hook for deliberate panics only.
+fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !msg.contains("deliberate") {
+                previous(info);
+            }
+        }));
+    });
+}
+
+#[test]
+fn a_fused_run_is_released_when_its_take_completes_while_the_source_goes_on() {
+    let token = Arc::new(());
+    let held = token.clone();
+    let mut g = GraphBuilder::new();
+    let (o, mut i) = g.connection::<u64>();
+    g.add_stage(IterSource::new(o, 0..));
+    let (o, next) = g.connection::<u64>();
+    let map = g.add_stage(Map::new(i, o, move |x: u64| {
+        let _ = &held;
+        x + 1
+    }));
+    i = next;
+    let (o, next) = g.connection::<u64>();
+    let take = g.add_stage(Take::new(i, o, 3));
+    i = next;
+    let (sink, seen) = CollectSink::new(i);
+    g.add_stage(sink);
+    let mut interpreter = g.build().unwrap();
+    // The take was fused into the map's stage: its index names a stage finalised at build.
+    assert!(interpreter.is_finalised(take));
+    assert!(!interpreter.is_finalised(map));
+    assert_eq!(Arc::strong_count(&token), 2);
+    interpreter.execute(u64::MAX);
+    assert!(interpreter.is_completed());
+    assert_eq!(seen.take().unwrap().unwrap(), vec![1, 2, 3]);
+    assert!(interpreter.is_finalised(map));
+    // The map's closure (and the token it holds) went with the fused stage.
+    assert_eq!(Arc::strong_count(&token), 1);
+}
+
+/// Adds stage `k` of a chain between the given ports.
+type MakeStage = dyn Fn(&mut GraphBuilder, usize, Inlet<u64>, Outlet<u64>);
+
+#[test]
+fn fused_stress_shapes_do_linear_work() {
+    let maps = |g: &mut GraphBuilder, _: usize, i, o| {
+        g.add_stage(Map::new(i, o, |x: u64| x + 1));
+    };
+    let run_fused = |len: usize, input: std::ops::Range<u64>, make: &MakeStage| {
+        let (interpreter, seen) = chain_with(true, input, len, make);
+        let stats = run(interpreter, None);
+        (stats, seen.take().unwrap().unwrap())
+    };
+    let n = 250_000;
+    let (small, out) = run_fused(n, 0..3, &maps);
+    assert_eq!(out, vec![n as u64, n as u64 + 1, n as u64 + 2]);
+    let (large, out) = run_fused(4 * n, 0..3, &maps);
+    assert_eq!(out, vec![4 * n as u64, 4 * n as u64 + 1, 4 * n as u64 + 2]);
+    assert_linear(small, large, n, "1M fused maps");
+    assert_eq!(large.finalised, (4 * n).div_ceil(64) as u64 + 2);
+    assert_eq!(large.finalisation_scans, 0);
+
+    let takes = |g: &mut GraphBuilder, _: usize, i, o| {
+        g.add_stage(Take::new(i, o, 1));
+    };
+    let n = 25_000;
+    let (small, out) = run_fused(n, 0..10, &takes);
+    assert_eq!(out, vec![0]);
+    let (large, out) = run_fused(4 * n, 0..10, &takes);
+    assert_eq!(out, vec![0]);
+    assert_linear(small, large, n, "100k fused take(1)");
+
+    let skips = |g: &mut GraphBuilder, _: usize, i, o| {
+        g.add_stage(Skip::new(i, o, 1));
+    };
+    let (_, out) = run_fused(1_000, 0..2_000, &skips);
+    assert_eq!(out, (1_000..2_000).collect::<Vec<_>>());
 }

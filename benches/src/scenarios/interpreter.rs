@@ -8,8 +8,10 @@
 //!
 //! | implementation | what |
 //! |---|---|
-//! | `interpreter` | ours: `IterSource → k × Identity → sink`, one `execute(u64::MAX)`, gate on |
+//! | `interpreter` | ours: `IterSource → k × Identity → sink` on a `GraphBuilder` as built by default (the k identity stages, built-in linear stages, fused into one stage: a direct call per hop), one `execute(u64::MAX)`, gate on |
 //! | `interpreter-no-gate` | the same with the pending-finalisation gate off (every event checks its stage, as before Pekko #2986) |
+//! | `interpreter-unfused` | the same graph with `set_fusion(false)`: every identity its own interpreter stage, a pull and a push event per hop (Pekko's shape), gate on |
+//! | `interpreter-unfused-no-gate` | unfused, gate off: where the gate's effect shows per hop |
 //! | `flow-fused` | ours through the builder: `Flow::from_iter(0..n)` + k × `identity()`, which the builder fuses into one stage (a direct call per hop), into a `for_each` subscriber (unbounded demand), the island polled by `block_on` |
 //! | `rs-pairs` | the same chain as separate publisher/subscriber pairs (what a stage cost before islands): `range(0..n)` → k × `IdentityProcessor(16)` → `for_each(OneByOne)` |
 //! | `futures-map` | peer: `futures::stream::iter(0..n)` + k × `.map(identity)`, statically chained, `block_on(for_each)` |
@@ -47,9 +49,10 @@ impl Stage for SumSink {
     }
 }
 
-fn interpreter_run(k: u64, n: u64, gate: bool) -> u64 {
+fn interpreter_run(k: u64, n: u64, gate: bool, fusion: bool) -> u64 {
     let sum = Arc::new(Checksum::default());
     let mut g = GraphBuilder::new();
+    g.set_fusion(fusion);
     let (o, mut i) = g.connection::<u64>();
     g.add_stage(IterSource::new(o, 0..n));
     for _ in 0..k {
@@ -68,14 +71,24 @@ fn interpreter_run(k: u64, n: u64, gate: bool) -> u64 {
     sum.get()
 }
 
-/// Ours: the interpreter with the pending-finalisation gate (the default).
+/// Ours: the interpreter as built by default (fusion on, the pending-finalisation gate on).
 pub fn interpreter(k: u64, n: u64) -> u64 {
-    interpreter_run(k, n, true)
+    interpreter_run(k, n, true, true)
 }
 
 /// Ours, gate off: every event runs the finalisation check for its stage.
 pub fn interpreter_no_gate(k: u64, n: u64) -> u64 {
-    interpreter_run(k, n, false)
+    interpreter_run(k, n, false, true)
+}
+
+/// Ours, fusion off: every identity its own interpreter stage; gate on.
+pub fn interpreter_unfused(k: u64, n: u64) -> u64 {
+    interpreter_run(k, n, true, false)
+}
+
+/// Ours, fusion off and gate off.
+pub fn interpreter_unfused_no_gate(k: u64, n: u64) -> u64 {
+    interpreter_run(k, n, false, false)
 }
 
 /// Ours through the builder, one island polled on this thread.
@@ -161,7 +174,7 @@ pub fn scenario() -> Scenario {
                 name: "interpreter",
                 ours: true,
                 per_param: true,
-                what: "IterSource → k × Identity → sink pulling one at a time, one execute(); finalisation gate on",
+                what: "IterSource → k × Identity → sink pulling one at a time, one execute(); GraphBuilder defaults: the identities fused into one stage, finalisation gate on",
                 run: interpreter,
                 lossy: false,
             },
@@ -171,6 +184,22 @@ pub fn scenario() -> Scenario {
                 per_param: true,
                 what: "the same, gate off: the finalisation check after every event (before Pekko #2986)",
                 run: interpreter_no_gate,
+                lossy: false,
+            },
+            Implementation {
+                name: "interpreter-unfused",
+                ours: true,
+                per_param: true,
+                what: "the same graph with set_fusion(false): each identity its own stage, a pull and a push event per hop (Pekko's shape); gate on",
+                run: interpreter_unfused,
+                lossy: false,
+            },
+            Implementation {
+                name: "interpreter-unfused-no-gate",
+                ours: true,
+                per_param: true,
+                what: "unfused, gate off",
+                run: interpreter_unfused_no_gate,
                 lossy: false,
             },
             Implementation {

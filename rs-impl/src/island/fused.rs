@@ -17,7 +17,7 @@ use std::sync::Arc as StdArc;
 
 use super::interpreter::{BuildError, GraphBuilder};
 use super::segment::{add_segment, out_terminal, port_terminal, Exit, SegIn, SegOut};
-use super::stage::{Ctx, Inlet, PortId, Ports, Stage};
+use super::stage::{Ctx, Inlet, Outlet, PortId, Ports, Stage};
 
 /// Operators fused into one stage at most (then a new fused stage starts).
 pub const MAX_FUSED: usize = 64;
@@ -225,37 +225,43 @@ where
 /// `take(n)` for `n > 0` (`take(0)` is a stage of its own: it completes at start).
 pub(crate) fn take<A: Send + 'static>(n: u64) -> Op {
     debug_assert!(n > 0);
-    Op::new(move |mut next: Cont<A>| {
-        let mut left = n;
-        Box::new(move |ctx: &mut Ctx<'_>, x: A| {
-            if left == 0 {
-                return Sent::Done;
-            }
-            left -= 1;
-            let sent = next(ctx, x);
-            if left > 0 {
-                return sent;
-            }
-            match sent {
-                Sent::Pushed | Sent::PushedLast => Sent::PushedLast,
-                Sent::Dropped | Sent::Done => Sent::Done,
-            }
-        }) as Cont<A>
+    Op::new(move |next: Cont<A>| take_cont(n, next))
+}
+
+/// The continuation of `take(n)`, `n > 0`, in front of `next`.
+pub(crate) fn take_cont<A: Send + 'static>(n: u64, mut next: Cont<A>) -> Cont<A> {
+    let mut left = n;
+    Box::new(move |ctx: &mut Ctx<'_>, x: A| {
+        if left == 0 {
+            return Sent::Done;
+        }
+        left -= 1;
+        let sent = next(ctx, x);
+        if left > 0 {
+            return sent;
+        }
+        match sent {
+            Sent::Pushed | Sent::PushedLast => Sent::PushedLast,
+            Sent::Dropped | Sent::Done => Sent::Done,
+        }
     })
 }
 
 /// `skip(n)`.
 pub(crate) fn skip<A: Send + 'static>(n: u64) -> Op {
-    Op::new(move |mut next: Cont<A>| {
-        let mut left = n;
-        Box::new(move |ctx: &mut Ctx<'_>, x: A| {
-            if left > 0 {
-                left -= 1;
-                Sent::Dropped
-            } else {
-                next(ctx, x)
-            }
-        }) as Cont<A>
+    Op::new(move |next: Cont<A>| skip_cont(n, next))
+}
+
+/// The continuation of `skip(n)` in front of `next`.
+pub(crate) fn skip_cont<A: Send + 'static>(n: u64, mut next: Cont<A>) -> Cont<A> {
+    let mut left = n;
+    Box::new(move |ctx: &mut Ctx<'_>, x: A| {
+        if left > 0 {
+            left -= 1;
+            Sent::Dropped
+        } else {
+            next(ctx, x)
+        }
     })
 }
 
@@ -274,4 +280,227 @@ where
             next(ctx, acc.clone())
         }) as Cont<A>
     })
+}
+
+// ----- fusion by the graph builder ---------------------------------------------------------
+
+/// A built-in linear stage handed over for fusion (see [`Stage::into_fusable`]): its in-port,
+/// its out-port and its operator, type-erased.
+///
+/// [`GraphBuilder`] fuses every run of such stages connected one after another (at most
+/// [`MAX_FUSED`] per run) into one stage whose per-element work is the chain of the operators'
+/// functions, one direct call per hop, as [`Flow`](super::Flow) does; a stage alone in its run
+/// stays the stage it was. Only the built-in stages make one (there is no public
+/// constructor): their behaviour at the ports is fully known, so the fused stage behaves at its
+/// two ports exactly as the run did (see [`GraphBuilder::set_fusion`]).
+pub struct Fusable {
+    pub(crate) inlet: u32,
+    pub(crate) outlet: u32,
+    pub(crate) op: Box<dyn FusableOp>,
+}
+
+impl fmt::Debug for Fusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fusable")
+            .field("stage", &self.op.name())
+            .field("inlet", &self.inlet)
+            .field("outlet", &self.outlet)
+            .finish()
+    }
+}
+
+/// Makes the stage of a fused run from its in-port, its out-port and its chain (`Cont<A>`).
+pub(crate) type MakeFused = fn(u32, u32, Box<dyn Any + Send>) -> Box<dyn Stage>;
+
+/// One fusable operator: the stage it was, and how to chain it.
+pub(crate) trait FusableOp: Send {
+    /// The stage's name.
+    fn name(&self) -> &'static str;
+    /// Back to the stage it was (a run of one).
+    fn into_stage(self: Box<Self>) -> Box<dyn Stage>;
+    /// Its continuation (`Cont<A>`) in front of the next one's (`Cont<B>`).
+    fn wrap(self: Box<Self>, next: Box<dyn Any + Send>) -> Box<dyn Any + Send>;
+    /// The continuation pushing its output type to connection `outlet`.
+    fn terminal(&self, outlet: u32) -> Box<dyn Any + Send>;
+    /// The maker of a fused stage whose input is this operator's input type.
+    fn stage_maker(&self) -> MakeFused;
+}
+
+/// A stage `S` from `A` to `B` with the function that turns it into a continuation.
+struct Linear<S, A, B> {
+    stage: S,
+    cont: fn(S, Cont<B>) -> Cont<A>,
+}
+
+impl<S, A, B> FusableOp for Linear<S, A, B>
+where
+    S: Stage + 'static,
+    A: Send + 'static,
+    B: Send + 'static,
+{
+    fn name(&self) -> &'static str {
+        self.stage.name()
+    }
+
+    fn into_stage(self: Box<Self>) -> Box<dyn Stage> {
+        Box::new(self.stage)
+    }
+
+    fn wrap(self: Box<Self>, next: Box<dyn Any + Send>) -> Box<dyn Any + Send> {
+        let next = *next
+            .downcast::<Cont<B>>()
+            .expect("fused stages are chained through typed connections");
+        Box::new((self.cont)(self.stage, next))
+    }
+
+    fn terminal(&self, outlet: u32) -> Box<dyn Any + Send> {
+        let outlet = Outlet::<B> {
+            id: outlet,
+            _t: std::marker::PhantomData,
+        };
+        Box::new(port_terminal(outlet))
+    }
+
+    fn stage_maker(&self) -> MakeFused {
+        make_fused::<A>
+    }
+}
+
+fn make_fused<A: Send + 'static>(
+    inlet: u32,
+    outlet: u32,
+    chain: Box<dyn Any + Send>,
+) -> Box<dyn Stage> {
+    let chain = *chain
+        .downcast::<Cont<A>>()
+        .expect("fused stages are chained through typed connections");
+    let inlet = Inlet::<A> {
+        id: inlet,
+        _t: std::marker::PhantomData,
+    };
+    Box::new(Fused::new(inlet, outlet, chain))
+}
+
+impl Fusable {
+    /// `stage`, between `inlet` and `outlet`, whose operator is `cont` (it builds the stage's
+    /// continuation in front of the next one's, consuming the stage's state).
+    pub(crate) fn new<S, A, B>(
+        stage: S,
+        inlet: Inlet<A>,
+        outlet: Outlet<B>,
+        cont: fn(S, Cont<B>) -> Cont<A>,
+    ) -> Fusable
+    where
+        S: Stage + 'static,
+        A: Send + 'static,
+        B: Send + 'static,
+    {
+        Fusable {
+            inlet: inlet.id,
+            outlet: outlet.id,
+            op: Box::new(Linear { stage, cont }),
+        }
+    }
+}
+
+/// What stands at the index of a stage that was fused into the stage at the index of its
+/// run's first operator: no ports, and finalised from the start (the build marks it so, with
+/// no `post_stop`; the stage's state lives on in the fused stage and is dropped when that one
+/// finalises).
+#[derive(Debug)]
+pub(crate) struct FusedAway;
+
+impl Stage for FusedAway {
+    fn ports(&self, _: &mut Ports) {}
+
+    fn name(&self) -> &'static str {
+        "fused into the stage of its run's first operator"
+    }
+}
+
+/// Fuses the runs of fusable entries of a graph. `entries[i]` is stage `i`: a plain stage or a
+/// [`Fusable`]; `succ(i)` is the stage owning the in-port of fusable `i`'s out-port, `pred(i)`
+/// the one owning the out-port of its in-port. Returns the stages, index for index, and the
+/// indices whose stage was fused into another one's (a [`FusedAway`] stands there).
+pub(crate) fn fuse_runs(
+    entries: Vec<Result<Box<dyn Stage>, Fusable>>,
+    owner_of_in: impl Fn(u32) -> u32,
+    owner_of_out: impl Fn(u32) -> u32,
+) -> (Vec<Box<dyn Stage>>, Vec<usize>) {
+    let n = entries.len();
+    let ends: Vec<Option<(u32, u32)>> = entries
+        .iter()
+        .map(|e| e.as_ref().err().map(|f| (f.inlet, f.outlet)))
+        .collect();
+    let fusable = |i: u32| ends.get(i as usize).is_some_and(Option::is_some);
+    // The next fusable stage downstream of fusable `i`, if any (not itself).
+    let succ = |i: usize| -> Option<usize> {
+        let (_, out) = ends[i]?;
+        let j = owner_of_in(out);
+        (j as usize != i && fusable(j)).then_some(j as usize)
+    };
+    let mut slots: Vec<Option<Result<Box<dyn Stage>, Fusable>>> =
+        entries.into_iter().map(Some).collect();
+    let mut out: Vec<Option<Box<dyn Stage>>> = (0..n).map(|_| None).collect();
+    let mut absorbed = Vec::new();
+    let mut emit = |run: &[usize], slots: &mut Vec<Option<Result<Box<dyn Stage>, Fusable>>>| {
+        let mut ops: Vec<Fusable> = run
+            .iter()
+            .map(|&i| match slots[i].take() {
+                Some(Err(f)) => f,
+                _ => unreachable!("a run holds fusable stages, each once"),
+            })
+            .collect();
+        if ops.len() == 1 {
+            let f = ops.pop().expect("one");
+            out[run[0]] = Some(f.op.into_stage());
+            return;
+        }
+        let (inlet, outlet) = (ops[0].inlet, ops[ops.len() - 1].outlet);
+        let make = ops[0].op.stage_maker();
+        let mut chain = ops[ops.len() - 1].op.terminal(outlet);
+        for f in ops.into_iter().rev() {
+            chain = f.op.wrap(chain);
+        }
+        out[run[0]] = Some(make(inlet, outlet, chain));
+        for &i in &run[1..] {
+            out[i] = Some(Box::new(FusedAway));
+            absorbed.push(i);
+        }
+    };
+    for (head, end) in ends.iter().enumerate() {
+        let Some((inlet, _)) = *end else {
+            continue;
+        };
+        let before = owner_of_out(inlet);
+        if before as usize != head && fusable(before) {
+            continue; // not the first of its run
+        }
+        let mut run = vec![head];
+        let mut at = head;
+        while let Some(next) = succ(at) {
+            if slots[next].is_none() {
+                break; // a cycle back into a run already emitted
+            }
+            if run.len() == MAX_FUSED {
+                emit(&run, &mut slots);
+                run.clear();
+            }
+            run.push(next);
+            at = next;
+        }
+        emit(&run, &mut slots);
+    }
+    // Whatever is left (fusable stages in a cycle of fusable stages) stays as it was.
+    let stages = slots
+        .into_iter()
+        .zip(out)
+        .map(|(slot, done)| match (slot, done) {
+            (_, Some(stage)) => stage,
+            (Some(Ok(stage)), None) => stage,
+            (Some(Err(f)), None) => f.op.into_stage(),
+            (None, None) => unreachable!("every stage is placed"),
+        })
+        .collect();
+    (stages, absorbed)
 }

@@ -68,6 +68,7 @@ use std::ptr::NonNull;
 
 use rs_api::Error;
 
+use super::fused::{self, Fusable};
 use super::mailbox::{Mailbox, Notifier};
 use super::stage::{Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 use super::IslandError;
@@ -787,10 +788,12 @@ pub enum BuildError {
 pub struct GraphBuilder {
     conns: Vec<Conn>,
     slot_ops: Vec<SlotOps>,
-    stages: Vec<Box<dyn Stage>>,
+    /// Stage `i`: a plain stage, or a built-in linear one kept aside for fusion.
+    stages: Vec<Result<Box<dyn Stage>, Fusable>>,
     port_start: Vec<u32>,
     port_list: Vec<u32>,
     error: Option<BuildError>,
+    fusion: bool,
 }
 
 impl fmt::Debug for GraphBuilder {
@@ -828,7 +831,56 @@ impl GraphBuilder {
             port_start: vec![0],
             port_list: Vec::new(),
             error: None,
+            fusion: true,
         }
+    }
+
+    /// Turns fusion on (the default) or off. With fusion, [`build`](Self::build) runs every
+    /// run of built-in linear stages ([`Stage::into_fusable`]: identity, map, filter,
+    /// take(n > 0), skip, scan) connected one after another as **one** stage: an element
+    /// crosses the run as a chain of direct calls, one per operator, instead of a pull and a
+    /// push event per stage (seed 002's benchmark shape: about 1.6 ns per added identity
+    /// stage instead of 13 on the benchmark machine). At its two ports the fused stage does
+    /// what the run did: the same elements and demand (one pull upstream per element
+    /// downstream wants, filtered and skipped elements answered by another pull), completion,
+    /// failure and cancel passing through, and a `take` ending the run by completing
+    /// downstream and cancelling upstream. What changes is inside the run: its connections
+    /// carry no events, and the stages after the run's first one have no ports of their own
+    /// (each index still names a stage: it starts completed and is finalised at start, while
+    /// its state lives on in the fused stage until that one finalises). A run is cut after
+    /// [`MAX_FUSED`](super::MAX_FUSED) operators; stages added with
+    /// [`add_boxed`](Self::add_boxed) are never fused. Turn it off to run every stage as its
+    /// own interpreter stage (tests of the interpreter itself do, and the benchmark reports
+    /// both).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::island::{stages, GraphBuilder};
+    ///
+    /// for fusion in [true, false] {
+    ///     let mut g = GraphBuilder::new();
+    ///     g.set_fusion(fusion);
+    ///     let (o, mut i) = g.connection::<u64>();
+    ///     g.add_stage(stages::IterSource::new(o, 0..10u64));
+    ///     for _ in 0..3 {
+    ///         let (o, next) = g.connection::<u64>();
+    ///         g.add_stage(stages::Map::new(i, o, |x: u64| x + 1));
+    ///         i = next;
+    ///     }
+    ///     let (sink, seen) = stages::CollectSink::new(i);
+    ///     g.add_stage(sink);
+    ///     let mut interpreter = g.build().unwrap();
+    ///     // Fused, the three maps run as stage 1, and stages 2 and 3 are finalised already.
+    ///     assert_eq!(interpreter.is_finalised(2), fusion);
+    ///     interpreter.execute(u64::MAX);
+    ///     assert_eq!(seen.take().unwrap().unwrap(), (3..13).collect::<Vec<u64>>());
+    ///     assert_eq!(interpreter.stats().finalised, if fusion { 3 } else { 5 });
+    /// }
+    /// ```
+    pub fn set_fusion(&mut self, enabled: bool) -> &mut Self {
+        self.fusion = enabled;
+        self
     }
 
     /// Makes a connection for elements of type `T`: its out-port and its in-port, to hand to
@@ -934,7 +986,15 @@ impl GraphBuilder {
     ///
     /// See [`GraphBuilder`].
     pub fn add_stage<S: Stage + 'static>(&mut self, stage: S) -> u32 {
-        self.add_boxed(Box::new(stage))
+        match stage.into_fusable() {
+            Ok(f) => {
+                let index = self.next_index();
+                self.declare(index, &[f.inlet], &[f.outlet]);
+                self.stages.push(Err(f));
+                index
+            }
+            Err(stage) => self.add_boxed(Box::new(stage)),
+        }
     }
 
     /// Adds a boxed stage (see [`add_stage`](Self::add_stage)).
@@ -949,21 +1009,62 @@ impl GraphBuilder {
     /// assert_eq!(g.add_boxed(boxed), 0);
     /// ```
     pub fn add_boxed(&mut self, stage: Box<dyn Stage>) -> u32 {
-        let index = u32::try_from(self.stages.len()).expect("fewer than 2^32 stages");
         let mut ports = Ports::default();
         stage.ports(&mut ports);
-        for &c in &ports.inlets {
+        let index = self.next_index();
+        self.declare(index, &ports.inlets, &ports.outlets);
+        self.stages.push(Ok(stage));
+        index
+    }
+
+    fn next_index(&self) -> u32 {
+        u32::try_from(self.stages.len()).expect("fewer than 2^32 stages")
+    }
+
+    /// Declares the ports of stage `index`, the next one in the port list.
+    fn declare(&mut self, index: u32, inlets: &[u32], outlets: &[u32]) {
+        for &c in inlets {
             self.own(c, index, false);
             self.port_list.push(c);
         }
-        for &c in &ports.outlets {
+        for &c in outlets {
             self.own(c, index, true);
             self.port_list.push(c | OUTLET_BIT);
         }
-        self.stages.push(stage);
         self.port_start
             .push(u32::try_from(self.port_list.len()).expect("fewer than 2^32 ports"));
-        index
+    }
+
+    /// The stages as the interpreter runs them: the fusable runs fused (when fusion is on)
+    /// and every port declared again by its final owner; connections inside a run are left
+    /// with no owner (no event ever names them).
+    fn finish_stages(&mut self) -> (Vec<Box<dyn Stage>>, Vec<usize>) {
+        let entries = std::mem::take(&mut self.stages);
+        if !self.fusion || entries.iter().all(Result::is_ok) {
+            let stages = entries
+                .into_iter()
+                .map(|e| e.unwrap_or_else(|f| f.op.into_stage()))
+                .collect();
+            return (stages, Vec::new());
+        }
+        let conns = &self.conns;
+        let (stages, absorbed) = fused::fuse_runs(
+            entries,
+            |c| conns[c as usize].in_owner,
+            |c| conns[c as usize].out_owner,
+        );
+        for conn in &mut self.conns {
+            conn.in_owner = NO_STAGE;
+            conn.out_owner = NO_STAGE;
+        }
+        self.port_list.clear();
+        self.port_start = vec![0];
+        for (index, stage) in stages.iter().enumerate() {
+            let mut ports = Ports::default();
+            stage.ports(&mut ports);
+            self.declare(index as u32, &ports.inlets, &ports.outlets);
+        }
+        (stages, absorbed)
     }
 
     fn own(&mut self, c: u32, stage: u32, outlet: bool) {
@@ -1028,24 +1129,29 @@ impl GraphBuilder {
                 });
             }
         }
-        let stages = self.stages.len();
+        let (logics, absorbed) = self.finish_stages();
+        let stages = logics.len();
         let capacity = self.conns.len().max(1).next_power_of_two();
         let mut shutdown = Vec::with_capacity(stages);
+        let mut finalised = vec![false; stages];
+        for &s in &absorbed {
+            finalised[s] = true; // fused into another stage: nothing of its own to finish
+        }
         let mut pending = 0;
-        for s in 0..stages {
+        for (s, &done) in finalised.iter().enumerate() {
             let ports = self.port_start[s + 1] - self.port_start[s];
-            if ports == 0 {
+            if ports == 0 && !done {
                 pending += 1; // a zero-port stage starts completed
             }
             shutdown.push(ports);
         }
-        let names = self.stages.iter().map(|s| s.name()).collect();
+        let names = logics.iter().map(|s| s.name()).collect();
         let core = Core {
             conns: std::mem::take(&mut self.conns),
             slot_ops: std::mem::take(&mut self.slot_ops),
             failures: Vec::new(),
             shutdown,
-            finalised: vec![false; stages],
+            finalised,
             port_start: std::mem::take(&mut self.port_start),
             port_list: std::mem::take(&mut self.port_list),
             queue: vec![NO_EVENT; capacity].into_boxed_slice(),
@@ -1057,7 +1163,7 @@ impl GraphBuilder {
             chase_counter: 0,
             active: NO_STAGE,
             pending_finalizations: pending,
-            running: stages as u32,
+            running: (stages - absorbed.len()) as u32,
             gate: true,
             fuzz: None,
             mailbox: Arc::new(Mailbox::new(stages)),
@@ -1067,7 +1173,7 @@ impl GraphBuilder {
             hooked: vec![false; stages],
         };
         Ok(Interpreter {
-            logics: Stages::new(std::mem::take(&mut self.stages), &core.conns),
+            logics: Stages::new(logics, &core.conns),
             core,
             started: false,
         })
@@ -1113,16 +1219,18 @@ fn released() -> StagePtr {
 }
 
 impl Stages {
-    /// Takes ownership of `stages`; `conns` name each connection's two owners (all set: `build`
-    /// checks that).
+    /// Takes ownership of `stages`; `conns` name each connection's two owners (all set, as
+    /// `build` checks, except inside a fused run, whose connections have none and carry no
+    /// event: their entries point at a `Released`).
     fn new(stages: Vec<Box<dyn Stage>>, conns: &[Conn]) -> Stages {
         let own: Vec<StagePtr> = stages
             .into_iter()
             .map(|b| NonNull::from(Box::leak(b)))
             .collect();
+        let owner = |s: u32| own.get(s as usize).copied().unwrap_or_else(released);
         let targets = conns
             .iter()
-            .map(|c| [own[c.in_owner as usize], own[c.out_owner as usize]])
+            .map(|c| [owner(c.in_owner), owner(c.out_owner)])
             .collect();
         Stages {
             own,

@@ -16,6 +16,7 @@ use std::task::{Context, Poll, Waker};
 use futures::Stream;
 use rs_api::Error;
 
+use super::fused::{Cont, Fusable, Sent};
 use super::stage::{Ctx, Inlet, Outlet, PortId, Ports, Stage};
 use crate::loom::sync::{Arc, Mutex};
 
@@ -55,6 +56,12 @@ impl<T: Send + 'static> Stage for Identity<T> {
     fn ports(&self, ports: &mut Ports) {
         ports.inlet(self.inlet).outlet(self.outlet);
     }
+    fn into_fusable(self) -> Result<Fusable, Self> {
+        let (i, o) = (self.inlet, self.outlet);
+        Ok(Fusable::new(self, i, o, |_, mut next: Cont<T>| {
+            Box::new(move |ctx: &mut Ctx<'_>, x: T| next(ctx, x))
+        }))
+    }
     #[inline]
     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
         let x = ctx.grab(self.inlet);
@@ -89,10 +96,17 @@ impl<A, B, F> Stage for Map<A, B, F>
 where
     A: Send + 'static,
     B: Send + 'static,
-    F: FnMut(A) -> B + Send,
+    F: FnMut(A) -> B + Send + 'static,
 {
     fn ports(&self, ports: &mut Ports) {
         ports.inlet(self.inlet).outlet(self.outlet);
+    }
+    fn into_fusable(self) -> Result<Fusable, Self> {
+        let (i, o) = (self.inlet, self.outlet);
+        Ok(Fusable::new(self, i, o, |s: Self, mut next: Cont<B>| {
+            let mut f = s.f;
+            Box::new(move |ctx: &mut Ctx<'_>, x: A| next(ctx, f(x)))
+        }))
     }
     #[inline]
     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
@@ -132,10 +146,25 @@ impl<T, F: FnMut(&T) -> bool> Filter<T, F> {
 impl<T, F> Stage for Filter<T, F>
 where
     T: Send + 'static,
-    F: FnMut(&T) -> bool + Send,
+    F: FnMut(&T) -> bool + Send + 'static,
 {
     fn ports(&self, ports: &mut Ports) {
         ports.inlet(self.inlet).outlet(self.outlet);
+    }
+    fn into_fusable(self) -> Result<Fusable, Self> {
+        let (i, o) = (self.inlet, self.outlet);
+        Ok(Fusable::new(self, i, o, |s: Self, mut next: Cont<T>| {
+            let mut f = s.f;
+            Box::new(
+                move |ctx: &mut Ctx<'_>, x: T| {
+                    if f(&x) {
+                        next(ctx, x)
+                    } else {
+                        Sent::Dropped
+                    }
+                },
+            )
+        }))
     }
     #[inline]
     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
@@ -183,6 +212,16 @@ impl<T> Take<T> {
 impl<T: Send + 'static> Stage for Take<T> {
     fn ports(&self, ports: &mut Ports) {
         ports.inlet(self.inlet).outlet(self.outlet);
+    }
+    /// Fusable when `n > 0` (`take(0)` completes at start, a stage of its own).
+    fn into_fusable(self) -> Result<Fusable, Self> {
+        if self.left == 0 {
+            return Err(self);
+        }
+        let (i, o) = (self.inlet, self.outlet);
+        Ok(Fusable::new(self, i, o, |s: Self, next: Cont<T>| {
+            super::fused::take_cont(s.left, next)
+        }))
     }
     fn pre_start(&mut self, ctx: &mut Ctx<'_>) {
         if self.left == 0 {
@@ -235,6 +274,12 @@ impl<T: Send + 'static> Stage for Skip<T> {
     fn ports(&self, ports: &mut Ports) {
         ports.inlet(self.inlet).outlet(self.outlet);
     }
+    fn into_fusable(self) -> Result<Fusable, Self> {
+        let (i, o) = (self.inlet, self.outlet);
+        Ok(Fusable::new(self, i, o, |s: Self, next: Cont<T>| {
+            super::fused::skip_cont(s.left, next)
+        }))
+    }
     #[inline]
     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
         let x = ctx.grab(self.inlet);
@@ -285,10 +330,20 @@ impl<A, S, F> Stage for Scan<A, S, F>
 where
     A: Send + 'static,
     S: Clone + Send + 'static,
-    F: FnMut(&S, A) -> S + Send,
+    F: FnMut(&S, A) -> S + Send + 'static,
 {
     fn ports(&self, ports: &mut Ports) {
         ports.inlet(self.inlet).outlet(self.outlet);
+    }
+    fn into_fusable(self) -> Result<Fusable, Self> {
+        let (i, o) = (self.inlet, self.outlet);
+        Ok(Fusable::new(self, i, o, |s: Self, mut next: Cont<S>| {
+            let (mut acc, mut f) = (s.acc, s.f);
+            Box::new(move |ctx: &mut Ctx<'_>, x: A| {
+                acc = f(&acc, x);
+                next(ctx, acc.clone())
+            })
+        }))
     }
     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
         let x = ctx.grab(self.inlet);
