@@ -55,6 +55,15 @@
 //! stays available there. [`Interpreter::set_finalisation_gate`] turns the gate off (every
 //! event then checks the active stage, as before #2986), for the benchmark.
 //!
+//! # Fusion
+//!
+//! [`GraphBuilder::build`] first fuses every run of built-in linear stages connected one after
+//! another ([`Stage::into_fusable`]) into one stage of direct calls (see
+//! [`GraphBuilder::set_fusion`]); what follows here is about the stages it then runs. The
+//! connections inside a run stay allocated but have no owners and never carry an event (their
+//! dispatch-table entries point at a `Released`); the stages fused into a run's first one are
+//! finalised from the start.
+//!
 //! # Fuzzing
 //!
 //! [`Interpreter::set_fuzzing`] turns chasing off and dequeues in a pseudo-random order, so

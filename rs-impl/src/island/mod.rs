@@ -62,6 +62,18 @@
 //! fused in too, and so is the subscriber right after one). Stages added with
 //! [`Flow::via`] and `fold` stay stages of their own, joined to the segments by ports.
 //!
+//! # Fusion
+//!
+//! A hop between two interpreter stages is two events (a pull up, a push down), each a
+//! dependent chain of loads and an indirect call: about 13 ns per hop on the 2-core benchmark
+//! machine (Pekko's interpreter: about 15). The built-in linear operators (identity, map,
+//! filter, take, skip, scan) therefore run **fused**: a run of them, written one after another
+//! on a [`Flow`] or wired one after another on a [`GraphBuilder`] (whose
+//! [`set_fusion`](GraphBuilder::set_fusion) is on by default), becomes one interpreter stage
+//! whose per-element work is a chain of direct calls, one per operator (about 2 ns per hop).
+//! At its two ports the fused stage does what the run did; stages of your own
+//! ([`Stage`] implementations) are never fused and pay the interpreter's events.
+//!
 //! # Examples
 //!
 //! ```
@@ -102,7 +114,7 @@ pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};
 pub use mailbox::Notifier;
 pub use runtime::{Runtime, RuntimeError};
-pub use stage::{Ctx, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
+pub use stage::{Ctx, Fusable, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 
 /// What fails a stream inside an island.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
