@@ -855,8 +855,9 @@ impl GraphBuilder {
     /// failure and cancel passing through, and a `take` ending the run by completing
     /// downstream and cancelling upstream. What changes is inside the run: its connections
     /// carry no events, and the stages after the run's first one have no ports of their own
-    /// (each index still names a stage: it starts completed and is finalised at start, while
-    /// its state lives on in the fused stage until that one finalises). A run is cut after
+    /// (each index still names a stage, finalised from the start: no `post_stop` of its own,
+    /// not counted in [`Stats::finalised`]; its state lives on in the fused stage until that
+    /// one finalises, and a panic in its function fails the fused stage). A run is cut after
     /// [`MAX_FUSED`](super::MAX_FUSED) operators; stages added with
     /// [`add_boxed`](Self::add_boxed) are never fused. Turn it off to run every stage as its
     /// own interpreter stage (tests of the interpreter itself do, and the benchmark reports
