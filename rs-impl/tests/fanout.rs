@@ -25,7 +25,7 @@ use rs_impl::fanout::{
 };
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
-use support::Manual;
+use support::{quiet_deliberate_panics, Manual};
 
 // ----- helpers -------------------------------------------------------------------------------
 
@@ -142,25 +142,6 @@ fn err(e: &Error) -> Ev {
 
 fn shutdown() -> Ev {
     Ev::Error(Error::from(FanoutError::ShutDown).to_string())
-}
-
-/// Silences the panic hook for the probes' deliberate panics only.
-fn quiet_deliberate_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let msg = info
-                .payload()
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| info.payload().downcast_ref::<&str>().copied())
-                .unwrap_or("");
-            if !msg.contains("deliberate") {
-                previous(info);
-            }
-        }));
-    });
 }
 
 // ----- Pekko's FanoutPublisherBehaviorSpec, our versions --------------------------------------

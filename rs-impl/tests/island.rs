@@ -6,6 +6,9 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
+mod support;
+use support::quiet_deliberate_panics;
+
 use rs_api::Error;
 use rs_impl::island::stages::{CollectSink, Collected, Identity, IterSource, Map, Skip, Take};
 use rs_impl::island::{
@@ -932,25 +935,6 @@ fn a_fused_run_passes_failure_on_and_a_panicking_operator_fails_it() {
         assert!(interpreter.is_completed(), "fusion {fusion}");
         assert!(seen.take().unwrap().is_err(), "fusion {fusion}");
     }
-}
-
-/// Silences the panic hook for deliberate panics only.
-fn quiet_deliberate_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let msg = info
-                .payload()
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| info.payload().downcast_ref::<&str>().copied())
-                .unwrap_or("");
-            if !msg.contains("deliberate") {
-                previous(info);
-            }
-        }));
-    });
 }
 
 #[test]

@@ -191,15 +191,30 @@ where
     B: Send + 'static,
     F: Fn(A) -> B + Send + Sync + 'static,
 {
-    Op::new(move |mut next: Cont<B>| {
+    Op::new(move |next: Cont<B>| {
         let f = f.clone();
-        Box::new(move |ctx: &mut Ctx<'_>, x: A| next(ctx, f(x))) as Cont<A>
+        map_cont(move |x| f(x), next)
     })
+}
+
+/// The continuation of `map(f)` in front of `next`.
+pub(crate) fn map_cont<A, B, F>(mut f: F, mut next: Cont<B>) -> Cont<A>
+where
+    A: Send + 'static,
+    B: Send + 'static,
+    F: FnMut(A) -> B + Send + 'static,
+{
+    Box::new(move |ctx: &mut Ctx<'_>, x: A| next(ctx, f(x)))
 }
 
 /// `identity()`.
 pub(crate) fn identity<A: Send + 'static>() -> Op {
-    Op::new(|mut next: Cont<A>| Box::new(move |ctx: &mut Ctx<'_>, x: A| next(ctx, x)) as Cont<A>)
+    Op::new(identity_cont::<A>)
+}
+
+/// The continuation of `identity()` in front of `next`: a call, like every other operator's.
+pub(crate) fn identity_cont<A: Send + 'static>(mut next: Cont<A>) -> Cont<A> {
+    Box::new(move |ctx: &mut Ctx<'_>, x: A| next(ctx, x))
 }
 
 /// `filter(p)`.
@@ -208,18 +223,27 @@ where
     A: Send + 'static,
     F: Fn(&A) -> bool + Send + Sync + 'static,
 {
-    Op::new(move |mut next: Cont<A>| {
+    Op::new(move |next: Cont<A>| {
         let p = p.clone();
-        Box::new(
-            move |ctx: &mut Ctx<'_>, x: A| {
-                if p(&x) {
-                    next(ctx, x)
-                } else {
-                    Sent::Dropped
-                }
-            },
-        ) as Cont<A>
+        filter_cont(move |x: &A| p(x), next)
     })
+}
+
+/// The continuation of `filter(p)` in front of `next`.
+pub(crate) fn filter_cont<A, F>(mut p: F, mut next: Cont<A>) -> Cont<A>
+where
+    A: Send + 'static,
+    F: FnMut(&A) -> bool + Send + 'static,
+{
+    Box::new(
+        move |ctx: &mut Ctx<'_>, x: A| {
+            if p(&x) {
+                next(ctx, x)
+            } else {
+                Sent::Dropped
+            }
+        },
+    )
 }
 
 /// `take(n)` for `n > 0` (`take(0)` is a stage of its own: it completes at start).
@@ -272,13 +296,23 @@ where
     S: Clone + Send + Sync + 'static,
     F: Fn(&S, A) -> S + Send + Sync + 'static,
 {
-    Op::new(move |mut next: Cont<S>| {
+    Op::new(move |next: Cont<S>| {
         let f = f.clone();
-        let mut acc = seed.clone();
-        Box::new(move |ctx: &mut Ctx<'_>, x: A| {
-            acc = f(&acc, x);
-            next(ctx, acc.clone())
-        }) as Cont<A>
+        scan_cont(seed.clone(), move |acc: &S, x: A| f(acc, x), next)
+    })
+}
+
+/// The continuation of `scan(seed, f)` in front of `next`.
+pub(crate) fn scan_cont<A, S, F>(seed: S, mut f: F, mut next: Cont<S>) -> Cont<A>
+where
+    A: Send + 'static,
+    S: Clone + Send + 'static,
+    F: FnMut(&S, A) -> S + Send + 'static,
+{
+    let mut acc = seed;
+    Box::new(move |ctx: &mut Ctx<'_>, x: A| {
+        acc = f(&acc, x);
+        next(ctx, acc.clone())
     })
 }
 

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 use futures::Stream;
 use rs_api::Error;
 
-use super::fused::{Cont, Fusable, Sent};
+use super::fused::{self, Cont, Fusable};
 use super::stage::{Ctx, Inlet, Outlet, PortId, Ports, Stage};
 use crate::loom::sync::{Arc, Mutex};
 
@@ -58,8 +58,8 @@ impl<T: Send + 'static> Stage for Identity<T> {
     }
     fn into_fusable(self) -> Result<Fusable, Self> {
         let (i, o) = (self.inlet, self.outlet);
-        Ok(Fusable::new(self, i, o, |_, mut next: Cont<T>| {
-            Box::new(move |ctx: &mut Ctx<'_>, x: T| next(ctx, x))
+        Ok(Fusable::new(self, i, o, |_, next: Cont<T>| {
+            fused::identity_cont(next)
         }))
     }
     #[inline]
@@ -103,9 +103,8 @@ where
     }
     fn into_fusable(self) -> Result<Fusable, Self> {
         let (i, o) = (self.inlet, self.outlet);
-        Ok(Fusable::new(self, i, o, |s: Self, mut next: Cont<B>| {
-            let mut f = s.f;
-            Box::new(move |ctx: &mut Ctx<'_>, x: A| next(ctx, f(x)))
+        Ok(Fusable::new(self, i, o, |s: Self, next: Cont<B>| {
+            fused::map_cont(s.f, next)
         }))
     }
     #[inline]
@@ -153,17 +152,8 @@ where
     }
     fn into_fusable(self) -> Result<Fusable, Self> {
         let (i, o) = (self.inlet, self.outlet);
-        Ok(Fusable::new(self, i, o, |s: Self, mut next: Cont<T>| {
-            let mut f = s.f;
-            Box::new(
-                move |ctx: &mut Ctx<'_>, x: T| {
-                    if f(&x) {
-                        next(ctx, x)
-                    } else {
-                        Sent::Dropped
-                    }
-                },
-            )
+        Ok(Fusable::new(self, i, o, |s: Self, next: Cont<T>| {
+            fused::filter_cont(s.f, next)
         }))
     }
     #[inline]
@@ -220,7 +210,7 @@ impl<T: Send + 'static> Stage for Take<T> {
         }
         let (i, o) = (self.inlet, self.outlet);
         Ok(Fusable::new(self, i, o, |s: Self, next: Cont<T>| {
-            super::fused::take_cont(s.left, next)
+            fused::take_cont(s.left, next)
         }))
     }
     fn pre_start(&mut self, ctx: &mut Ctx<'_>) {
@@ -277,7 +267,7 @@ impl<T: Send + 'static> Stage for Skip<T> {
     fn into_fusable(self) -> Result<Fusable, Self> {
         let (i, o) = (self.inlet, self.outlet);
         Ok(Fusable::new(self, i, o, |s: Self, next: Cont<T>| {
-            super::fused::skip_cont(s.left, next)
+            fused::skip_cont(s.left, next)
         }))
     }
     #[inline]
@@ -337,12 +327,8 @@ where
     }
     fn into_fusable(self) -> Result<Fusable, Self> {
         let (i, o) = (self.inlet, self.outlet);
-        Ok(Fusable::new(self, i, o, |s: Self, mut next: Cont<S>| {
-            let (mut acc, mut f) = (s.acc, s.f);
-            Box::new(move |ctx: &mut Ctx<'_>, x: A| {
-                acc = f(&acc, x);
-                next(ctx, acc.clone())
-            })
+        Ok(Fusable::new(self, i, o, |s: Self, next: Cont<S>| {
+            fused::scan_cont(s.acc, s.f, next)
         }))
     }
     fn on_push(&mut self, _: PortId, ctx: &mut Ctx<'_>) {

@@ -1,5 +1,6 @@
-//! Shared by the processor, fanout, boundary and island_flow test targets: an upstream driven
-//! by hand, and a wait for a condition that another thread makes true.
+//! Shared by the processor, fanout, boundary, island and island_flow test targets: an upstream
+//! driven by hand, a wait for a condition that another thread makes true, and a panic hook that
+//! keeps deliberate panics quiet.
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,4 +41,23 @@ pub(crate) fn wait_until(what: &str, cond: impl Fn() -> bool) {
         std::thread::yield_now();
     }
     panic!("{what}: not reached after {MAX_POLLS} polls");
+}
+
+/// Silences the panic hook for deliberate panics only (those whose message says "deliberate").
+pub(crate) fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !msg.contains("deliberate") {
+                previous(info);
+            }
+        }));
+    });
 }
