@@ -848,7 +848,7 @@ impl GraphBuilder {
     /// run of built-in linear stages ([`Stage::into_fusable`]: identity, map, filter,
     /// take(n > 0), skip, scan) connected one after another as **one** stage: an element
     /// crosses the run as a chain of direct calls, one per operator, instead of a pull and a
-    /// push event per stage (seed 002's benchmark shape: about 1.6 ns per added identity
+    /// push event per stage (seed 002's benchmark shape: about 2 ns per added identity
     /// stage instead of 13 on the benchmark machine). At its two ports the fused stage does
     /// what the run did: the same elements and demand (one pull upstream per element
     /// downstream wants, filtered and skipped elements answered by another pull), completion,
