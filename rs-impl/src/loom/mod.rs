@@ -63,6 +63,11 @@ use loom_impl as imp;
 
 pub use imp::{cell, future, hint, model, model_with_preemption_bound, sync, thread};
 
+pub(crate) mod fault;
+#[cfg(rs_loom)]
+#[doc(hidden)]
+pub use fault::{inject, Fault};
+
 /// Set in the child process of [`assert_rejected`].
 const REJECT_CHILD: &str = "RS_LOOM_EXPECT_REJECTED_CHILD";
 

@@ -1,0 +1,96 @@
+//! Deliberate faults for the loom models' broken twins: the one mechanism by which a model
+//! switches off one protection of the real code, to show that loom rejects the bug that
+//! protection prevents.
+//!
+//! A twin calls [`inject`] (loom builds only) before its model runs; the code under test asks
+//! [`active`] at the one place where the protection lives. Outside loom builds the [`Fault`]
+//! enum is private to the crate and [`active`] is a constant `false` that the compiler folds
+//! away, so no fault exists in any build a user runs.
+//!
+//! The switch is process-wide: broken twins run in a child process of their own
+//! ([`assert_rejected`](super::assert_rejected)), so no other test sees it.
+
+macro_rules! faults {
+    ($( $(#[$doc:meta])* $name:ident, )*) => {
+        /// One protection of the real code, switched off on purpose (loom builds only).
+        #[cfg(rs_loom)]
+        #[doc(hidden)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum Fault {
+            $( $(#[$doc])* $name, )*
+        }
+
+        /// One protection of the real code (outside loom builds no fault can be switched on).
+        #[cfg(not(rs_loom))]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[allow(dead_code)]
+        pub(crate) enum Fault {
+            $( $(#[$doc])* $name, )*
+        }
+    };
+}
+
+faults! {
+    // --- the batching boundary (`handoff` ring and its island ends)
+    /// The producer sets its terminal bit before its last flush.
+    TerminalBeforeFlush,
+    /// The consumer's cancel skips the elements it was given without dropping them.
+    CancelForgetsBuffer,
+    /// The consumer notifies the producer before it stores the new grant.
+    GrantAfterNotify,
+    /// The consumer keeps delivering buffered input after the upstream failed.
+    ErrorWaitsForInput,
+    /// The input side's rule-2.4 protocol: a request does not wait for a terminal signal in
+    /// progress.
+    TerminalWait,
+    // --- the rule-2.4 in-flight guard (stream bridge, external subscriber)
+    /// The request looks for the end with a plain load, the end does not wait.
+    RequestGuard,
+    // --- the island's mailbox and interpreter
+    /// `park` skips the re-check after registering the waker.
+    MailboxPark,
+    /// `post` neither notifies nor wakes.
+    MailboxPost,
+    /// `clear` resets a stage's queued flag with a plain store.
+    MailboxClear,
+    /// The stage table does not release a finalised stage's state.
+    StageRelease,
+    // --- the fanout
+    /// A leaving subscriber keeps its hold on the buffer (its cursor stays in the ring).
+    LeaveKeepsHold,
+    /// Parking a subscriber does not re-read its demand after setting `PARKED`.
+    ParkWithoutRecheck,
+    /// Completion reaches only the caught-up subscribers with demand, not the parked ones.
+    CompleteSkipsParked,
+    /// A drain on a subscriber's thread frees space without waking the waiting producer.
+    NoWakeOnSpace,
+}
+
+#[cfg(rs_loom)]
+#[allow(clippy::disallowed_types)]
+static ACTIVE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Switches `fault` on for the rest of this process (loom builds only; call it in the broken
+/// twin's child process, before its model runs).
+#[cfg(rs_loom)]
+#[doc(hidden)]
+pub fn inject(fault: Fault) {
+    ACTIVE.fetch_or(1 << fault as u32, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `fault` is switched on.
+#[cfg(rs_loom)]
+#[inline]
+#[allow(dead_code)]
+pub(crate) fn active(fault: Fault) -> bool {
+    ACTIVE.load(std::sync::atomic::Ordering::Relaxed) & (1 << fault as u32) != 0
+}
+
+/// Whether `fault` is switched on: never, outside loom builds.
+#[cfg(not(rs_loom))]
+#[inline(always)]
+#[allow(dead_code)]
+pub(crate) const fn active(_: Fault) -> bool {
+    false
+}
