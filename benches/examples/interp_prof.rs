@@ -1,6 +1,7 @@
 //! Runs one implementation of the `interpreter` scenario once, for profilers:
-//! `interp_prof [interpreter|no-gate|unfused|unfused-no-gate|flow] K N` (for example under `valgrind --tool=callgrind`,
-//! for instruction counts per element that do not depend on the machine's load).
+//! `interp_prof [interpreter|no-gate|flow|user-op] K N` (for example under
+//! `valgrind --tool=callgrind`, for instruction counts per element that do not depend on the
+//! machine's load).
 fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "interpreter".to_owned());
@@ -8,9 +9,8 @@ fn main() {
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let s = match which.as_str() {
         "flow" => rs_benches::scenarios::interpreter::flow_fused(k, n),
+        "user-op" => rs_benches::scenarios::interpreter::flow_user_op(k, n),
         "no-gate" => rs_benches::scenarios::interpreter::interpreter_no_gate(k, n),
-        "unfused" => rs_benches::scenarios::interpreter::interpreter_unfused(k, n),
-        "unfused-no-gate" => rs_benches::scenarios::interpreter::interpreter_unfused_no_gate(k, n),
         _ => rs_benches::scenarios::interpreter::interpreter(k, n),
     };
     println!("{s}");

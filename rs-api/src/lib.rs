@@ -432,16 +432,6 @@ pub trait Subscriber<T>: Send {
     /// assert!(d.0);
     /// ```
     fn on_complete(&mut self);
-
-    /// Not part of the contract: a hidden hook with a default that every subscriber outside
-    /// `rs-impl` keeps. It lets an implementation recognise one of its own subscribers behind
-    /// a `Box<dyn Subscriber<T>>` (`rs-impl`'s batching boundary hands a whole batch to its
-    /// own boundary subscriber this way); every other subscriber answers `None` and is
-    /// signalled per element, exactly as the contract above says.
-    #[doc(hidden)]
-    fn __internal(&mut self) -> Option<&mut dyn core::any::Any> {
-        None
-    }
 }
 
 impl<T, S: Subscriber<T> + ?Sized> Subscriber<T> for Box<S> {
@@ -456,9 +446,6 @@ impl<T, S: Subscriber<T> + ?Sized> Subscriber<T> for Box<S> {
     }
     fn on_complete(&mut self) {
         (**self).on_complete()
-    }
-    fn __internal(&mut self) -> Option<&mut dyn core::any::Any> {
-        (**self).__internal()
     }
 }
 

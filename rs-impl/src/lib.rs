@@ -31,6 +31,7 @@ pub mod boundary;
 pub mod compat;
 pub mod demand;
 pub mod fanout;
+pub mod flow;
 pub mod island;
 pub mod loom;
 pub mod panics;

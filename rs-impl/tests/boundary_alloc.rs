@@ -27,7 +27,8 @@ use std::thread;
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef, UNBOUNDED};
 use rs_impl::boundary::BoundaryConfig;
-use rs_impl::island::{Flow, Runtime};
+use rs_impl::flow::{Flow, Shape};
+use rs_impl::island::Runtime;
 
 /// Allocations by every thread (alloc, alloc_zeroed, realloc).
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
@@ -100,7 +101,7 @@ impl Subscriber<u64> for Window {
 }
 
 /// The flow: two boundaries (rings of 1024 and 256), a map on each island.
-fn flow() -> Flow<u64> {
+fn flow() -> Flow<impl Shape<Out = u64>> {
     Flow::from_iter(0..WARM_UP + MEASURED)
         .map(|x| x + 1)
         .async_boundary()

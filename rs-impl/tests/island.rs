@@ -10,7 +10,9 @@ mod support;
 use support::quiet_deliberate_panics;
 
 use rs_api::Error;
-use rs_impl::island::stages::{CollectSink, Collected, Identity, IterSource, Map, Skip, Take};
+use rs_impl::flow::ops::{Identity, Map, Skip, Take};
+use rs_impl::flow::{IterSource, OperatorStage};
+use rs_impl::island::stages::{CollectSink, Collected};
 use rs_impl::island::{
     Ctx, GraphBuilder, Inlet, Interpreter, IslandError, Outlet, PortId, Ports, Stage, Stats,
 };
@@ -19,22 +21,8 @@ use rs_impl::island::{
 const MODES: [Option<u64>; 3] = [None, Some(1), Some(0xdead_beef)];
 
 /// Builds source → `n` stages made by `make` → collecting sink, every stage its own
-/// interpreter stage (fusion off: these tests are about the interpreter's events).
+/// interpreter stage (these tests are about the interpreter's events).
 fn chain<I>(
-    source: I,
-    n: usize,
-    make: impl FnMut(&mut GraphBuilder, usize, Inlet<u64>, Outlet<u64>),
-) -> (Interpreter, Collected<u64>)
-where
-    I: IntoIterator<Item = u64>,
-    I::IntoIter: Send + 'static,
-{
-    chain_with(false, source, n, make)
-}
-
-/// As [`chain`], with the builder's fusion on or off.
-fn chain_with<I>(
-    fusion: bool,
     source: I,
     n: usize,
     mut make: impl FnMut(&mut GraphBuilder, usize, Inlet<u64>, Outlet<u64>),
@@ -44,7 +32,6 @@ where
     I::IntoIter: Send + 'static,
 {
     let mut g = GraphBuilder::new();
-    g.set_fusion(fusion);
     let (o, mut i) = g.connection::<u64>();
     g.add_stage(IterSource::new(o, source));
     for k in 0..n {
@@ -263,11 +250,11 @@ fn fail_right_after_a_chased_push_delivers_the_element_then_fails() {
 #[test]
 fn chasing_skips_the_queue_and_fuzzing_does_not_chase() {
     let (normal, _) = chain(0..1000u64, 10, |g, _, i, o| {
-        g.add_stage(Identity::new(i, o));
+        g.add_stage(OperatorStage::new(i, o, Identity::new()));
     });
     let normal = run(normal, None);
     let (fuzzed, _) = chain(0..1000u64, 10, |g, _, i, o| {
-        g.add_stage(Identity::new(i, o));
+        g.add_stage(OperatorStage::new(i, o, Identity::new()));
     });
     let fuzzed = run(fuzzed, Some(7));
     assert!(normal.chased > normal.dequeued * 5, "{normal:?}");
@@ -351,7 +338,7 @@ fn hooks_run_in_order_on_cancel() {
         let names = ["a", "b"];
         let (interpreter, seen) = chain(0..100u64, 3, |g, k, i, o| {
             if k == 2 {
-                g.add_stage(Take::new(i, o, 1));
+                g.add_stage(OperatorStage::new(i, o, Take::new(1)));
                 return;
             }
             let token = Arc::new(());
@@ -430,7 +417,7 @@ fn a_finished_stage_is_released_while_the_island_runs_and_the_rest_after_the_cas
     let mut tokens = Vec::new();
     let (mut interpreter, seen) = chain(0..1_000u64, 7, |g, k, i, o| {
         if k == 3 {
-            g.add_stage(Take::new(i, o, 2));
+            g.add_stage(OperatorStage::new(i, o, Take::new(2)));
         } else {
             let t = Arc::new(());
             tokens.push(Arc::downgrade(&t));
@@ -628,7 +615,7 @@ fn port_misuse_fails_the_stage_with_a_typed_error() {
 #[test]
 fn budget_is_returned_and_execute_resumes() {
     let (mut interpreter, seen) = chain(0..100u64, 3, |g, _, i, o| {
-        g.add_stage(Identity::new(i, o));
+        g.add_stage(OperatorStage::new(i, o, Identity::new()));
     });
     let mut rounds = 0;
     loop {
@@ -693,7 +680,7 @@ fn assert_linear(small: Stats, large: Stats, n: usize, what: &str) {
 fn stress_a_million_chained_maps() {
     let n = 250_000;
     let make = |g: &mut GraphBuilder, _: usize, i, o| {
-        g.add_stage(Map::new(i, o, |x: u64| x + 1));
+        g.add_stage(OperatorStage::new(i, o, Map::new(|x: u64| x + 1)));
     };
     let small = stress(n, 0..3, &[n as u64, n as u64 + 1, n as u64 + 2], None, make);
     let big = 4 * n;
@@ -717,9 +704,9 @@ fn stress_maps_with_a_take_in_the_middle() {
     let shape = |len: usize| {
         move |g: &mut GraphBuilder, k: usize, i, o| {
             if k == len / 2 {
-                g.add_stage(Take::new(i, o, 2));
+                g.add_stage(OperatorStage::new(i, o, Take::new(2)));
             } else {
-                g.add_stage(Map::new(i, o, |x: u64| x + 1));
+                g.add_stage(OperatorStage::new(i, o, Map::new(|x: u64| x + 1)));
             }
         }
     };
@@ -733,7 +720,7 @@ fn stress_maps_with_a_take_in_the_middle() {
 fn stress_100k_chained_take_1() {
     let n = 25_000;
     let make = |g: &mut GraphBuilder, _: usize, i, o| {
-        g.add_stage(Take::new(i, o, 1));
+        g.add_stage(OperatorStage::new(i, o, Take::new(1)));
     };
     let small = stress(n, 0..10, &[0], None, make);
     let large = stress(4 * n, 0..10, &[0], None, make);
@@ -744,7 +731,7 @@ fn stress_100k_chained_take_1() {
 fn stress_1k_chained_drop_1() {
     let n = 250;
     let make = |g: &mut GraphBuilder, _: usize, i, o| {
-        g.add_stage(Skip::new(i, o, 1));
+        g.add_stage(OperatorStage::new(i, o, Skip::new(1)));
     };
     let small = stress(
         n,
@@ -778,18 +765,18 @@ fn stress_shapes_pass_in_fuzzing_mode() {
             &[n as u64, n as u64 + 1, n as u64 + 2],
             mode,
             |g, _, i, o| {
-                g.add_stage(Map::new(i, o, |x: u64| x + 1));
+                g.add_stage(OperatorStage::new(i, o, Map::new(|x: u64| x + 1)));
             },
         );
         stress(n, 0..100, &[n as u64 - 1, n as u64], mode, |g, k, i, o| {
             if k == n / 2 {
-                g.add_stage(Take::new(i, o, 2));
+                g.add_stage(OperatorStage::new(i, o, Take::new(2)));
             } else {
-                g.add_stage(Map::new(i, o, |x: u64| x + 1));
+                g.add_stage(OperatorStage::new(i, o, Map::new(|x: u64| x + 1)));
             }
         });
         stress(10_000, 0..10, &[0], mode, |g, _, i, o| {
-            g.add_stage(Take::new(i, o, 1));
+            g.add_stage(OperatorStage::new(i, o, Take::new(1)));
         });
         stress(
             300,
@@ -797,7 +784,7 @@ fn stress_shapes_pass_in_fuzzing_mode() {
             &(300..600).collect::<Vec<_>>(),
             mode,
             |g, _, i, o| {
-                g.add_stage(Skip::new(i, o, 1));
+                g.add_stage(OperatorStage::new(i, o, Skip::new(1)));
             },
         );
     }
@@ -808,9 +795,9 @@ fn the_gate_changes_the_work_not_the_result() {
     let build = || {
         chain(0..1_000u64, 10, |g, k, i, o| {
             if k == 5 {
-                g.add_stage(Take::new(i, o, 500));
+                g.add_stage(OperatorStage::new(i, o, Take::new(500)));
             } else {
-                g.add_stage(Identity::new(i, o));
+                g.add_stage(OperatorStage::new(i, o, Identity::new()));
             }
         })
     };
@@ -831,28 +818,61 @@ fn the_gate_changes_the_work_not_the_result() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Fusion by the graph builder: the same behaviour at the run's ports, less work inside
+// One definition, two forms: the same operators fused by a Flow, and one stage per hop
 // ---------------------------------------------------------------------------------------
 
 use futures::StreamExt;
-use rs_impl::island::stages::{Filter, Scan, StreamSource};
+use rs_impl::flow::ops::{Filter, Scan};
+use rs_impl::flow::{BoxFlow, Flow, StreamSource};
+use rs_impl::subscriber::{collect, RequestStrategy};
 
 /// Stage `k` of a mixed chain: maps, filters, scans, skips and takes one after another.
 fn mixed(g: &mut GraphBuilder, k: usize, i: Inlet<u64>, o: Outlet<u64>) {
     match k % 6 {
-        0 => g.add_stage(Map::new(i, o, |x: u64| x.wrapping_mul(3).wrapping_add(1))),
-        1 => g.add_stage(Filter::new(i, o, |x: &u64| x % 16 != 5)),
-        2 => g.add_stage(Scan::new(i, o, 7u64, |a: &u64, x: u64| {
-            a.wrapping_add(x) % 1_000_003
-        })),
-        3 => g.add_stage(Skip::new(i, o, 2)),
-        4 => g.add_stage(Identity::new(i, o)),
-        _ => g.add_stage(Take::new(i, o, 900 - k as u64)),
+        0 => g.add_stage(OperatorStage::new(
+            i,
+            o,
+            Map::new(|x: u64| x.wrapping_mul(3).wrapping_add(1)),
+        )),
+        1 => g.add_stage(OperatorStage::new(i, o, Filter::new(|x: &u64| x % 16 != 5))),
+        2 => g.add_stage(OperatorStage::new(
+            i,
+            o,
+            Scan::new(7u64, |a: &u64, x: u64| a.wrapping_add(x) % 1_000_003),
+        )),
+        3 => g.add_stage(OperatorStage::new(i, o, Skip::new(2))),
+        4 => g.add_stage(OperatorStage::new(i, o, Identity::new())),
+        _ => g.add_stage(OperatorStage::new(i, o, Take::new(900 - k as u64))),
     };
 }
 
+/// Operator `k` of the same mixed chain, appended to a flow.
+fn mixed_flow(f: BoxFlow<u64>, k: usize) -> BoxFlow<u64> {
+    match k % 6 {
+        0 => f.map(|x: u64| x.wrapping_mul(3).wrapping_add(1)).boxed(),
+        1 => f.filter(|x: &u64| x % 16 != 5).boxed(),
+        2 => f
+            .scan(7u64, |a: &u64, x: u64| a.wrapping_add(x) % 1_000_003)
+            .boxed(),
+        3 => f.skip(2).boxed(),
+        4 => f.identity().boxed(),
+        _ => f.take(900 - k as u64).boxed(),
+    }
+}
+
+/// Runs `flow` on one island to completion, fuzzed in `mode`: the elements (or the error)
+/// and the island's counters.
+fn run_flow(flow: &BoxFlow<u64>, mode: Option<u64>) -> (Result<Vec<u64>, Error>, Stats) {
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    let mut island = flow.into_island(Box::new(s)).expect("one island");
+    island.interpreter_mut().set_fuzzing(mode);
+    futures::executor::block_on(&mut island);
+    assert!(island.interpreter().is_completed());
+    (h.wait(), island.interpreter().stats())
+}
+
 #[test]
-fn fusion_gives_the_same_elements_and_signals_as_the_stages_one_by_one() {
+fn fused_and_one_stage_per_hop_give_the_same_elements_and_signals() {
     for len in [1, 2, 5, 6, 13, 64, 65, 130, 200] {
         let (plain, want) = chain(0..1_000u64, len, mixed);
         let plain_stats = run(plain, None);
@@ -861,17 +881,17 @@ fn fusion_gives_the_same_elements_and_signals_as_the_stages_one_by_one() {
             want.len() > 20,
             "len {len}: the shape lets elements through"
         );
+        assert_eq!(plain_stats.finalised, len as u64 + 2);
+        let mut flow: BoxFlow<u64> = Flow::from_iter(0..1_000u64).boxed();
+        for k in 0..len {
+            flow = mixed_flow(flow, k);
+        }
         for mode in MODES {
-            let (fused, got) = chain_with(true, 0..1_000u64, len, mixed);
-            let stats = run(fused, mode);
-            assert_eq!(got.take().unwrap().unwrap(), want, "len {len}, {mode:?}");
-            // Every stage is finalised either way (fused-away ones count as finalised at
-            // build, not as finalisations run).
-            let runs = if len == 1 { 1 } else { len.div_ceil(64) };
-            assert_eq!(stats.finalised, runs as u64 + 2, "len {len}");
-            assert_eq!(plain_stats.finalised, len as u64 + 2);
-            if len > 1 && mode.is_none() {
-                // Inside a run nothing goes through the interpreter: fewer events.
+            let (got, stats) = run_flow(&flow, mode);
+            assert_eq!(got.unwrap(), want, "len {len}, {mode:?}");
+            // Fused, the whole chain is one stage: no interpreter event per hop.
+            assert_eq!(stats.finalised, 1, "len {len}");
+            if mode.is_none() {
                 assert!(
                     stats.dequeued + stats.chased < plain_stats.dequeued + plain_stats.chased,
                     "len {len}: {stats:?} vs {plain_stats:?}"
@@ -894,115 +914,144 @@ fn failing_source(g: &mut GraphBuilder, n: u64) -> Inlet<u64> {
 }
 
 #[test]
-fn a_fused_run_passes_failure_on_and_a_panicking_operator_fails_it() {
-    for fusion in [true, false] {
-        // Upstream failure crosses the run.
-        let mut g = GraphBuilder::new();
-        g.set_fusion(fusion);
-        let mut i = failing_source(&mut g, 5);
-        for k in 0..4 {
-            let (o, next) = g.connection::<u64>();
-            if k % 2 == 0 {
-                g.add_stage(Map::new(i, o, |x: u64| x * 2));
-            } else {
-                g.add_stage(Identity::new(i, o));
-            }
-            i = next;
+fn failure_crosses_the_operators_and_a_panicking_operator_fails_the_stream() {
+    // One stage per hop: upstream failure crosses the chain.
+    let mut g = GraphBuilder::new();
+    let mut i = failing_source(&mut g, 5);
+    for k in 0..4 {
+        let (o, next) = g.connection::<u64>();
+        if k % 2 == 0 {
+            g.add_stage(OperatorStage::new(i, o, Map::new(|x: u64| x * 2)));
+        } else {
+            g.add_stage(OperatorStage::new(i, o, Identity::new()));
         }
-        let (sink, seen) = CollectSink::new(i);
-        g.add_stage(sink);
-        let mut interpreter = g.build().unwrap();
-        futures::executor::block_on(async {
-            interpreter.execute(u64::MAX);
-        });
-        let err = seen.take().unwrap().unwrap_err();
-        assert!(err.to_string().contains("source failed"), "{err}");
+        i = next;
+    }
+    let (sink, seen) = CollectSink::new(i);
+    g.add_stage(sink);
+    let mut interpreter = g.build().unwrap();
+    interpreter.execute(u64::MAX);
+    let err = seen.take().unwrap().unwrap_err();
+    assert!(err.to_string().contains("source failed"), "{err}");
 
-        // An operator that panics fails its stage: the sink gets an error, the source is
-        // cancelled, the island finishes.
-        let (mut interpreter, seen) = chain_with(fusion, 0..100u64, 4, |g, k, i, o| {
-            if k == 2 {
-                g.add_stage(Map::new(i, o, |x: u64| {
+    // Fused: the same.
+    let failing = || {
+        futures::stream::iter(0..5u64)
+            .map(Ok)
+            .chain(futures::stream::once(async {
+                Err(Error::msg("source failed"))
+            }))
+    };
+    let flow = Flow::from_try_stream(failing)
+        .map(|x| x * 2)
+        .identity()
+        .map(|x| x * 2)
+        .boxed();
+    let (got, _) = run_flow(&flow, None);
+    assert!(got.unwrap_err().to_string().contains("source failed"));
+
+    // An operator that panics fails the stream: the sink gets an error, the source is
+    // cancelled, the island finishes; fused and one stage per hop.
+    quiet_deliberate_panics();
+    let (mut interpreter, seen) = chain(0..100u64, 4, |g, k, i, o| {
+        if k == 2 {
+            g.add_stage(OperatorStage::new(
+                i,
+                o,
+                Map::new(|x: u64| {
                     assert!(x != 7, "deliberate: the operator fails at 7");
                     x
-                }));
-            } else {
-                g.add_stage(Identity::new(i, o));
-            }
-        });
-        quiet_deliberate_panics();
-        interpreter.execute(u64::MAX);
-        assert!(interpreter.is_completed(), "fusion {fusion}");
-        assert!(seen.take().unwrap().is_err(), "fusion {fusion}");
+                }),
+            ));
+        } else {
+            g.add_stage(OperatorStage::new(i, o, Identity::new()));
+        }
+    });
+    interpreter.execute(u64::MAX);
+    assert!(interpreter.is_completed());
+    let err = seen.take().unwrap().unwrap_err();
+    assert!(
+        matches!(
+            err.downcast_ref::<IslandError>(),
+            Some(IslandError::StagePanicked { .. })
+        ),
+        "{err}"
+    );
+
+    let flow = Flow::from_iter(0..100u64)
+        .identity()
+        .map(|x: u64| {
+            assert!(x != 7, "deliberate: the operator fails at 7");
+            x
+        })
+        .identity()
+        .boxed();
+    let (got, _) = run_flow(&flow, None);
+    let err = got.unwrap_err();
+    assert!(
+        matches!(
+            err.downcast_ref::<IslandError>(),
+            Some(IslandError::StagePanicked { .. })
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_fused_chain_is_released_when_its_take_completes_while_the_source_goes_on() {
+    let token = Arc::new(());
+    let held = token.clone();
+    let flow = Flow::from_iter(0u64..)
+        .map(move |x: u64| {
+            let _ = &held;
+            x + 1
+        })
+        .take(3)
+        .boxed();
+    assert_eq!(Arc::strong_count(&token), 2);
+    let (got, stats) = run_flow(&flow, None);
+    assert_eq!(got.unwrap(), vec![1, 2, 3]);
+    assert_eq!(stats.finalised, 1);
+    // The blueprint still holds the closure (it can be materialised again); the island's
+    // copy went with its stage.
+    assert_eq!(Arc::strong_count(&token), 2);
+    drop(flow);
+    assert_eq!(Arc::strong_count(&token), 1);
+}
+
+/// An operator of a user's own, with state: the running maximum, emitted when it grows.
+#[derive(Clone, Default)]
+struct RisingMax {
+    max: Option<u64>,
+}
+
+impl rs_impl::flow::Operator<u64> for RisingMax {
+    type Out = u64;
+    fn on_next<E: rs_impl::flow::Emit<u64> + ?Sized>(
+        &mut self,
+        x: u64,
+        out: &mut E,
+    ) -> rs_impl::flow::Signal {
+        if self.max.is_some_and(|m| m >= x) {
+            return rs_impl::flow::Signal::Continue;
+        }
+        self.max = Some(x);
+        out.emit(x)
     }
 }
 
 #[test]
-fn a_fused_run_is_released_when_its_take_completes_while_the_source_goes_on() {
-    let token = Arc::new(());
-    let held = token.clone();
-    let mut g = GraphBuilder::new();
-    let (o, mut i) = g.connection::<u64>();
-    g.add_stage(IterSource::new(o, 0..));
-    let (o, next) = g.connection::<u64>();
-    let map = g.add_stage(Map::new(i, o, move |x: u64| {
-        let _ = &held;
-        x + 1
-    }));
-    i = next;
-    let (o, next) = g.connection::<u64>();
-    let take = g.add_stage(Take::new(i, o, 3));
-    i = next;
-    let (sink, seen) = CollectSink::new(i);
-    g.add_stage(sink);
-    let mut interpreter = g.build().unwrap();
-    // The take was fused into the map's stage: its index names a stage finalised at build.
-    assert!(interpreter.is_finalised(take));
-    assert!(!interpreter.is_finalised(map));
-    assert_eq!(Arc::strong_count(&token), 2);
-    interpreter.execute(u64::MAX);
-    assert!(interpreter.is_completed());
-    assert_eq!(seen.take().unwrap().unwrap(), vec![1, 2, 3]);
-    assert!(interpreter.is_finalised(map));
-    // The map's closure (and the token it holds) went with the fused stage.
-    assert_eq!(Arc::strong_count(&token), 1);
-}
-
-/// Adds stage `k` of a chain between the given ports.
-type MakeStage = dyn Fn(&mut GraphBuilder, usize, Inlet<u64>, Outlet<u64>);
-
-#[test]
-fn fused_stress_shapes_do_linear_work() {
-    let maps = |g: &mut GraphBuilder, _: usize, i, o| {
-        g.add_stage(Map::new(i, o, |x: u64| x + 1));
-    };
-    let run_fused = |len: usize, input: std::ops::Range<u64>, make: &MakeStage| {
-        let (interpreter, seen) = chain_with(true, input, len, make);
-        let stats = run(interpreter, None);
-        (stats, seen.take().unwrap().unwrap())
-    };
-    let n = 250_000;
-    let (small, out) = run_fused(n, 0..3, &maps);
-    assert_eq!(out, vec![n as u64, n as u64 + 1, n as u64 + 2]);
-    let (large, out) = run_fused(4 * n, 0..3, &maps);
-    assert_eq!(out, vec![4 * n as u64, 4 * n as u64 + 1, 4 * n as u64 + 2]);
-    assert_linear(small, large, n, "1M fused maps");
-    assert_eq!(large.finalised, (4 * n).div_ceil(64) as u64 + 2);
-    assert_eq!(large.finalisation_scans, 0);
-
-    let takes = |g: &mut GraphBuilder, _: usize, i, o| {
-        g.add_stage(Take::new(i, o, 1));
-    };
-    let n = 25_000;
-    let (small, out) = run_fused(n, 0..10, &takes);
-    assert_eq!(out, vec![0]);
-    let (large, out) = run_fused(4 * n, 0..10, &takes);
-    assert_eq!(out, vec![0]);
-    assert_linear(small, large, n, "100k fused take(1)");
-
-    let skips = |g: &mut GraphBuilder, _: usize, i, o| {
-        g.add_stage(Skip::new(i, o, 1));
-    };
-    let (_, out) = run_fused(1_000, 0..2_000, &skips);
-    assert_eq!(out, (1_000..2_000).collect::<Vec<_>>());
+fn a_users_operator_runs_fused_and_as_a_stage_alike() {
+    let input = [3u64, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9];
+    let (plain, want) = chain(input, 1, |g, _, i, o| {
+        g.add_stage(OperatorStage::new(i, o, RisingMax::default()));
+    });
+    run(plain, None);
+    assert_eq!(want.take().unwrap().unwrap(), vec![3, 4, 5, 9]);
+    let flow = Flow::from_iter(input).apply(RisingMax::default()).boxed();
+    for mode in MODES {
+        let (got, stats) = run_flow(&flow, mode);
+        assert_eq!(got.unwrap(), vec![3, 4, 5, 9]);
+        assert_eq!(stats.finalised, 1);
+    }
 }

@@ -5,7 +5,8 @@
 #![allow(clippy::disallowed_types)]
 
 use rs_api::Publisher;
-use rs_impl::island::{Flow, Runtime};
+use rs_impl::flow::Flow;
+use rs_impl::island::Runtime;
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
 

@@ -30,7 +30,8 @@ use std::thread;
 use futures::{SinkExt, StreamExt};
 use rs_api::Publisher;
 use rs_impl::boundary::BoundaryConfig;
-use rs_impl::island::{Flow, Runtime};
+use rs_impl::flow::Flow;
+use rs_impl::island::Runtime;
 use rs_impl::subscriber::{for_each, RequestStrategy};
 
 use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};
@@ -52,9 +53,9 @@ fn ours(k: u64, n: u64, runtime: &Runtime, batching: bool) -> u64 {
     let sum = Arc::new(Checksum::default());
     let acc = sum.clone();
     let config = BoundaryConfig::new().size(RING).batching(batching);
-    let mut flow = Flow::from_iter(0..n);
+    let mut flow = Flow::from_iter(0..n).boxed();
     for _ in 0..k {
-        flow = flow.identity().async_boundary_with(config);
+        flow = flow.identity().async_boundary_with(config).boxed();
     }
     let (s, done) = for_each(RequestStrategy::Unbounded, move |x: u64| acc.add(x));
     flow.into_publisher(runtime).subscribe(Box::new(s));

@@ -25,7 +25,8 @@ use std::thread;
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef, UNBOUNDED};
 use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
-use rs_impl::island::{Flow, Runtime};
+use rs_impl::flow::Flow;
+use rs_impl::island::Runtime;
 use rs_impl::subscriber::{for_each, RequestStrategy};
 
 use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};

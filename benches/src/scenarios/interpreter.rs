@@ -8,11 +8,10 @@
 //!
 //! | implementation | what |
 //! |---|---|
-//! | `interpreter` | ours: `IterSource → k × Identity → sink` on a `GraphBuilder` as built by default (the k identity stages, built-in linear stages, fused into one stage: a direct call per hop), one `execute(u64::MAX)`, gate on |
+//! | `interpreter` | ours: `IterSource → k × OperatorStage(Identity) → sink` on a `GraphBuilder`: every identity its own interpreter stage, a pull and a push event per hop (Pekko's shape), one `execute(u64::MAX)`, gate on |
 //! | `interpreter-no-gate` | the same with the pending-finalisation gate off (every event checks its stage, as before Pekko #2986) |
-//! | `interpreter-unfused` | the same graph with `set_fusion(false)`: every identity its own interpreter stage, a pull and a push event per hop (Pekko's shape), gate on |
-//! | `interpreter-unfused-no-gate` | unfused, gate off: where the gate's effect shows per hop |
-//! | `flow-fused` | ours through the builder: `Flow::from_iter(0..n)` + k × `identity()`, which the builder fuses into one stage (a direct call per hop), into a `for_each` subscriber (unbounded demand), the island polled by `block_on` |
+//! | `flow-fused` | ours through the builder: `Flow::from_iter(0..n)` + k × `identity()`, a static chain the compiler fuses into the one stage of the island, into a `for_each` subscriber (unbounded demand), the island polled by `block_on` |
+//! | `flow-user-op` | the same with k × a linear operator written outside the crate (`apply(PassThrough)`, an `Operator` like a user writes): it fuses like a built-in one |
 //! | `rs-pairs` | the same chain as separate publisher/subscriber pairs (what a stage cost before islands): `range(0..n)` → k × `IdentityProcessor(16)` → `for_each(OneByOne)` |
 //! | `futures-map` | peer: `futures::stream::iter(0..n)` + k × `.map(identity)`, statically chained, `block_on(for_each)` |
 
@@ -20,8 +19,9 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use rs_api::{Publisher, PublisherExt};
-use rs_impl::island::stages::{Identity, IterSource};
-use rs_impl::island::{Ctx, Flow, GraphBuilder, Inlet, PortId, Ports, Stage};
+use rs_impl::flow::ops::Identity;
+use rs_impl::flow::{Emit, Flow, IterSource, Operator, OperatorStage, Shape, Signal};
+use rs_impl::island::{Ctx, GraphBuilder, Inlet, PortId, Ports, Stage};
 use rs_impl::processor::IdentityProcessor;
 use rs_impl::source::range;
 use rs_impl::subscriber::{for_each, RequestStrategy};
@@ -49,15 +49,14 @@ impl Stage for SumSink {
     }
 }
 
-fn interpreter_run(k: u64, n: u64, gate: bool, fusion: bool) -> u64 {
+fn interpreter_run(k: u64, n: u64, gate: bool) -> u64 {
     let sum = Arc::new(Checksum::default());
     let mut g = GraphBuilder::new();
-    g.set_fusion(fusion);
     let (o, mut i) = g.connection::<u64>();
     g.add_stage(IterSource::new(o, 0..n));
     for _ in 0..k {
         let (o, next) = g.connection::<u64>();
-        g.add_stage(Identity::new(i, o));
+        g.add_stage(OperatorStage::new(i, o, Identity::new()));
         i = next;
     }
     g.add_stage(SumSink {
@@ -71,40 +70,92 @@ fn interpreter_run(k: u64, n: u64, gate: bool, fusion: bool) -> u64 {
     sum.get()
 }
 
-/// Ours: the interpreter as built by default (fusion on, the pending-finalisation gate on).
+/// Ours: one interpreter stage per hop, the pending-finalisation gate on.
 pub fn interpreter(k: u64, n: u64) -> u64 {
-    interpreter_run(k, n, true, true)
+    interpreter_run(k, n, true)
 }
 
 /// Ours, gate off: every event runs the finalisation check for its stage.
 pub fn interpreter_no_gate(k: u64, n: u64) -> u64 {
-    interpreter_run(k, n, false, true)
+    interpreter_run(k, n, false)
 }
 
-/// Ours, fusion off: every identity its own interpreter stage; gate on.
-pub fn interpreter_unfused(k: u64, n: u64) -> u64 {
-    interpreter_run(k, n, true, false)
-}
+/// A linear operator written as a user writes one (outside the crate): passes every element
+/// through.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PassThrough;
 
-/// Ours, fusion off and gate off.
-pub fn interpreter_unfused_no_gate(k: u64, n: u64) -> u64 {
-    interpreter_run(k, n, false, false)
-}
-
-/// Ours through the builder, one island polled on this thread.
-pub fn flow_fused(k: u64, n: u64) -> u64 {
-    let sum = Arc::new(Checksum::default());
-    let acc = sum.clone();
-    let mut flow = Flow::from_iter(0..n).with_budget(u64::MAX);
-    for _ in 0..k {
-        flow = flow.identity();
+impl Operator<u64> for PassThrough {
+    type Out = u64;
+    #[inline]
+    fn on_next<E: Emit<u64> + ?Sized>(&mut self, x: u64, out: &mut E) -> Signal {
+        out.emit(x)
     }
+}
+
+macro_rules! hops {
+    ($f:expr, $hop:ident; 1) => { $hop!($f) };
+    ($f:expr, $hop:ident; 5) => { $hop!($hop!($hop!($hop!($hop!($f))))) };
+    ($f:expr, $hop:ident; 10) => { hops!(hops!($f, $hop; 5), $hop; 5) };
+}
+macro_rules! identity_hop {
+    ($f:expr) => {
+        $f.identity()
+    };
+}
+macro_rules! user_hop {
+    ($f:expr) => {
+        $f.apply(PassThrough)
+    };
+}
+
+/// Runs `flow` on one island polled on this thread into a summing `for_each`.
+fn run_flow<S: Shape<Out = u64>>(flow: Flow<S>, sum: &Arc<Checksum>) {
+    let acc = sum.clone();
     let (s, done) = for_each(RequestStrategy::Unbounded, move |x: u64| acc.add(x));
     let Ok(island) = flow.into_island(Box::new(s)) else {
         panic!("the flow builds")
     };
     futures::executor::block_on(island);
     done.wait().expect("completes");
+}
+
+/// Ours through the builder, one island polled on this thread: a static chain of k
+/// `identity()` hops for k = 1, 5, 10 (boxed per hop otherwise).
+pub fn flow_fused(k: u64, n: u64) -> u64 {
+    let sum = Arc::new(Checksum::default());
+    let f = Flow::from_iter(0..n).with_budget(u64::MAX);
+    match k {
+        1 => run_flow(hops!(f, identity_hop; 1), &sum),
+        5 => run_flow(hops!(f, identity_hop; 5), &sum),
+        10 => run_flow(hops!(f, identity_hop; 10), &sum),
+        _ => {
+            let mut b = f.boxed();
+            for _ in 0..k {
+                b = b.identity().boxed();
+            }
+            run_flow(b, &sum);
+        }
+    }
+    sum.get()
+}
+
+/// The same with a user-written operator per hop.
+pub fn flow_user_op(k: u64, n: u64) -> u64 {
+    let sum = Arc::new(Checksum::default());
+    let f = Flow::from_iter(0..n).with_budget(u64::MAX);
+    match k {
+        1 => run_flow(hops!(f, user_hop; 1), &sum),
+        5 => run_flow(hops!(f, user_hop; 5), &sum),
+        10 => run_flow(hops!(f, user_hop; 10), &sum),
+        _ => {
+            let mut b = f.boxed();
+            for _ in 0..k {
+                b = b.apply(PassThrough).boxed();
+            }
+            run_flow(b, &sum);
+        }
+    }
     sum.get()
 }
 
@@ -174,7 +225,7 @@ pub fn scenario() -> Scenario {
                 name: "interpreter",
                 ours: true,
                 per_param: true,
-                what: "IterSource → k × Identity → sink pulling one at a time, one execute(); GraphBuilder defaults: the identities fused into one stage, finalisation gate on",
+                what: "IterSource → k × OperatorStage(Identity) → sink pulling one at a time, one execute(): each identity its own stage, a pull and a push event per hop (Pekko's shape); gate on",
                 run: interpreter,
                 lossy: false,
             },
@@ -187,27 +238,19 @@ pub fn scenario() -> Scenario {
                 lossy: false,
             },
             Implementation {
-                name: "interpreter-unfused",
-                ours: true,
-                per_param: true,
-                what: "the same graph with set_fusion(false): each identity its own stage, a pull and a push event per hop (Pekko's shape); gate on",
-                run: interpreter_unfused,
-                lossy: false,
-            },
-            Implementation {
-                name: "interpreter-unfused-no-gate",
-                ours: true,
-                per_param: true,
-                what: "unfused, gate off",
-                run: interpreter_unfused_no_gate,
-                lossy: false,
-            },
-            Implementation {
                 name: "flow-fused",
                 ours: true,
                 per_param: true,
-                what: "Flow::from_iter + k × identity() (fused: one stage, a direct call per hop) into for_each (unbounded), the island polled by block_on",
+                what: "Flow::from_iter + k × identity(), a static chain fused by the compiler into the island's one stage, into for_each (unbounded), the island polled by block_on",
                 run: flow_fused,
+                lossy: false,
+            },
+            Implementation {
+                name: "flow-user-op",
+                ours: true,
+                per_param: true,
+                what: "the same with k × apply(PassThrough), a linear operator written outside the crate: fused like a built-in one",
+                run: flow_user_op,
                 lossy: false,
             },
             Implementation {

@@ -7,7 +7,7 @@ use rs_api::Error;
 
 use super::ring::{Polled, Reader, Shared};
 use super::subscriber::BoundarySubscriber;
-use crate::island::edge::SharedPublisher;
+use crate::flow::SharedPublisher;
 use crate::island::{Ctx, IslandError};
 use crate::loom::sync::Arc;
 use crate::panics as report;

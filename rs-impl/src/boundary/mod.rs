@@ -60,7 +60,8 @@
 //! ```
 //! use rs_api::Publisher;
 //! use rs_impl::boundary::BoundaryConfig;
-//! use rs_impl::island::{Flow, Runtime};
+//! use rs_impl::island::{Runtime};
+//! use rs_impl::flow::{Flow};
 //! use rs_impl::subscriber::{collect, RequestStrategy};
 //!
 //! let runtime = Runtime::new().unwrap();

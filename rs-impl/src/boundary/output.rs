@@ -5,8 +5,6 @@ use std::fmt;
 use rs_api::Error;
 
 use super::ring::{Shared, Writer};
-use crate::island::fused::Sent;
-use crate::island::segment::Closing;
 use crate::island::{Ctx, IslandError, RunEnd};
 use crate::loom::sync::Arc;
 
@@ -42,33 +40,25 @@ impl<T: Send + 'static> RingOut<T> {
         self.writer.room()
     }
 
-    pub(crate) fn closed(&mut self) -> Option<Closing> {
+    /// Whether the consumer left (then the batch is dropped).
+    pub(crate) fn closed(&mut self) -> bool {
         if self.writer.cancelled() {
             self.writer.drop_pending(); // the batch is dropped on cancel
-            Some(Closing::Cancelled)
+            true
         } else {
-            None
+            false
         }
     }
 
-    /// Appends `x` to the batch; flushes at the cap.
+    /// Appends `x` to the batch; flushes at the cap. `Err(x)` without room (nothing
+    /// written: the caller asks [`room`](Self::room) first).
     #[inline]
-    pub(crate) fn push(&mut self, x: T) -> Sent {
-        match self.writer.push(x) {
-            Ok(()) => {
-                if self.writer.full() {
-                    self.writer.flush();
-                }
-                Sent::Pushed
-            }
-            Err(x) => {
-                // Never beyond demand: the segment asks `room` first. Reported, not hidden.
-                drop(x);
-                debug_assert!(false, "a boundary's output side wrote beyond its demand");
-                self.writer.overrun();
-                Sent::Done
-            }
+    pub(crate) fn push(&mut self, x: T) -> Result<(), T> {
+        self.writer.push(x)?;
+        if self.writer.full() {
+            self.writer.flush();
         }
+        Ok(())
     }
 
     /// The island's run ends: flush.

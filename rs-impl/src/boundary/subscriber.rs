@@ -1,6 +1,5 @@
 //! The batching boundary subscriber: the input side of an island, usable on its own.
 
-use std::any::Any;
 use std::fmt;
 
 use rs_api::{Error, Subscriber, SubscriptionRef};
@@ -44,7 +43,8 @@ use crate::loom::sync::Arc;
 /// ```
 /// use rs_api::Publisher;
 /// use rs_impl::boundary::BoundarySubscriber;
-/// use rs_impl::island::{Flow, Runtime};
+/// use rs_impl::island::{Runtime};
+/// use rs_impl::flow::{Flow};
 /// use rs_impl::{source, subscriber::{collect, RequestStrategy}};
 ///
 /// let runtime = Runtime::with_threads(2).unwrap();
@@ -131,12 +131,6 @@ impl<T: Send + 'static> BoundarySubscriber<T> {
         }
     }
 
-    /// The boundary, when this handle can still be taken over by an output side of ours (not
-    /// subscribed yet).
-    pub(crate) fn take_over(&self) -> Option<Arc<Shared<T>>> {
-        self.writer.is_none().then(|| self.shared.clone())
-    }
-
     /// The ring's size.
     ///
     /// # Examples
@@ -212,9 +206,5 @@ impl<T: Send + 'static> Subscriber<T> for BoundarySubscriber<T> {
                 self.shared.terminate(COMPLETE, None);
             }
         }
-    }
-
-    fn __internal(&mut self) -> Option<&mut dyn Any> {
-        Some(self)
     }
 }

@@ -10,8 +10,8 @@ use futures::stream::Stream;
 use futures::task::Spawn;
 use rs_api::{BoxSubscriber, Publisher, SpecViolation};
 
-use crate::island::stages::BoxStream;
-use crate::island::{Flow, Island, NotBuilt, Runtime};
+use crate::flow::{BoxStream, Flow, FromStream, NotBuilt};
+use crate::island::{Island, Runtime};
 use crate::loom::sync::Mutex;
 
 /// Where the Stream → Publisher bridges run: each subscription is one
@@ -202,7 +202,7 @@ where
 
 /// Materialises `flow` for `subscriber` (`on_subscribe` before this returns) and hands the
 /// island to `executor`.
-fn run<T, E>(flow: &Flow<T>, subscriber: BoxSubscriber<T>, executor: &E)
+fn run<T, E>(flow: &Flow<FromStream<T>>, subscriber: BoxSubscriber<T>, executor: &E)
 where
     T: Send + 'static,
     E: IslandSpawner + ?Sized,
@@ -220,7 +220,7 @@ where
 
 /// A publisher of a fresh stream per subscriber (see [`from_stream_fn`]).
 pub struct StreamFnPublisher<T, E> {
-    flow: Flow<T>,
+    flow: Flow<FromStream<T>>,
     executor: E,
 }
 

@@ -45,7 +45,7 @@ pub struct IslandStats {
 ///
 /// let mut g = GraphBuilder::new();
 /// let (o, i) = g.connection::<u32>();
-/// g.add_stage(stages::IterSource::new(o, 0..5u32));
+/// g.add_stage(rs_impl::flow::IterSource::new(o, 0..5u32));
 /// let (sink, seen) = stages::CollectSink::new(i);
 /// g.add_stage(sink);
 /// let island = Island::new(g.build().unwrap());
@@ -177,6 +177,12 @@ impl Island {
     /// ```
     pub fn interpreter(&self) -> &Interpreter {
         &self.interpreter
+    }
+
+    /// The interpreter inside, for tests (fuzzing, the finalisation gate).
+    #[doc(hidden)]
+    pub fn interpreter_mut(&mut self) -> &mut Interpreter {
+        &mut self.interpreter
     }
 
     /// Runs the island until it parks, yields or completes, with `waker` registered on a

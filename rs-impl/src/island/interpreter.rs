@@ -57,12 +57,10 @@
 //!
 //! # Fusion
 //!
-//! [`GraphBuilder::build`] first fuses every run of built-in linear stages connected one after
-//! another ([`Stage::into_fusable`]) into one stage of direct calls (see
-//! [`GraphBuilder::set_fusion`]); what follows here is about the stages it then runs. The
-//! connections inside a run stay allocated but have no owners and never carry an event (their
-//! dispatch-table entries point at a `Released`); the stages fused into a run's first one are
-//! finalised from the start.
+//! The interpreter runs whatever stages it is given. Linear operators are fused before they
+//! get here, by the compiler: a [`Flow`](crate::flow::Flow) (or one
+//! [`OperatorStage`](crate::flow::OperatorStage) per operator, for a graph wired by hand)
+//! makes one stage of a whole run of them.
 //!
 //! # Fuzzing
 //!
@@ -77,7 +75,6 @@ use std::ptr::NonNull;
 
 use rs_api::Error;
 
-use super::fused::{self, Fusable};
 use super::mailbox::{Mailbox, Notifier};
 use super::stage::{Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 use super::IslandError;
@@ -240,10 +237,6 @@ impl Drop for DropSlot {
 /// [`IslandError::PortMisuse`], never anything worse.
 pub struct Ctx<'a> {
     core: &'a mut Core,
-    /// Where a fused segment's last operator hands its elements when the segment does not end
-    /// in an out-port (a boundary's output side, a subscriber): set by the segment for the
-    /// duration of one call of its operator chain.
-    exit: Option<(&'a mut dyn Any, TypeId)>,
 }
 
 impl fmt::Debug for Ctx<'_> {
@@ -662,34 +655,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A context for the same stage whose [`exit_mut`](Self::exit_mut) reaches `exit` (a
-    /// fused segment lends its exit to its operator chain this way, once per batch of
-    /// elements: the exit's type is read here, not per element).
-    pub(crate) fn with_exit<'b>(&'b mut self, exit: &'b mut dyn Any) -> Ctx<'b> {
-        let id = (*exit).type_id();
-        Ctx {
-            core: &mut *self.core,
-            exit: Some((exit, id)),
-        }
-    }
-
-    /// The exit lent by [`with_exit`](Self::with_exit), if it is an `E`.
-    #[inline]
-    pub(crate) fn exit_mut<E: 'static>(&mut self) -> Option<&mut E> {
-        match &mut self.exit {
-            Some((exit, id)) if *id == TypeId::of::<E>() => {
-                let p: *mut dyn Any = &mut **exit;
-                // SAFETY: `id` is the `TypeId` of this very object, read through its own
-                // `Any` vtable when it was lent (`with_exit`), and equals `TypeId::of::<E>()`:
-                // the object is an `E`, and `p` is its data pointer, borrowed mutably through
-                // `&mut self` for the returned lifetime (what `downcast_mut` does, without
-                // reading the vtable again per element).
-                Some(unsafe { &mut *(p as *mut E) })
-            }
-            _ => None,
-        }
-    }
-
     /// The index of the running stage.
     pub fn stage_index(&self) -> u32 {
         self.core.active
@@ -785,8 +750,8 @@ pub enum BuildError {
 /// let (src_out, map_in) = g.connection::<u32>();
 /// let (map_out, sink_in) = g.connection::<u32>();
 /// let (sink, seen) = stages::CollectSink::new(sink_in);
-/// g.add_stage(stages::IterSource::new(src_out, 1..=3u32));
-/// g.add_stage(stages::Map::new(map_in, map_out, |x: u32| x * 10));
+/// g.add_stage(rs_impl::flow::IterSource::new(src_out, 1..=3u32));
+/// g.add_stage(rs_impl::flow::OperatorStage::new(map_in, map_out, rs_impl::flow::ops::Map::new(|x: u32| x * 10)));
 /// g.add_stage(sink);
 /// let mut interpreter = g.build().unwrap();
 /// interpreter.init();
@@ -797,12 +762,11 @@ pub enum BuildError {
 pub struct GraphBuilder {
     conns: Vec<Conn>,
     slot_ops: Vec<SlotOps>,
-    /// Stage `i`: a plain stage, or a built-in linear one kept aside for fusion.
-    stages: Vec<Result<Box<dyn Stage>, Fusable>>,
+    /// Stage `i`.
+    stages: Vec<Box<dyn Stage>>,
     port_start: Vec<u32>,
     port_list: Vec<u32>,
     error: Option<BuildError>,
-    fusion: bool,
 }
 
 impl fmt::Debug for GraphBuilder {
@@ -840,57 +804,7 @@ impl GraphBuilder {
             port_start: vec![0],
             port_list: Vec::new(),
             error: None,
-            fusion: true,
         }
-    }
-
-    /// Turns fusion on (the default) or off. With fusion, [`build`](Self::build) runs every
-    /// run of built-in linear stages ([`Stage::into_fusable`]: identity, map, filter,
-    /// take(n > 0), skip, scan) connected one after another as **one** stage: an element
-    /// crosses the run as a chain of direct calls, one per operator, instead of a pull and a
-    /// push event per stage (seed 002's benchmark shape: about 2 ns per added identity
-    /// stage instead of 13 on the benchmark machine). At its two ports the fused stage does
-    /// what the run did: the same elements and demand (one pull upstream per element
-    /// downstream wants, filtered and skipped elements answered by another pull), completion,
-    /// failure and cancel passing through, and a `take` ending the run by completing
-    /// downstream and cancelling upstream. What changes is inside the run: its connections
-    /// carry no events, and the stages after the run's first one have no ports of their own
-    /// (each index still names a stage, finalised from the start: no `post_stop` of its own,
-    /// not counted in [`Stats::finalised`]; its state lives on in the fused stage until that
-    /// one finalises, and a panic in its function fails the fused stage). A run is cut after
-    /// [`MAX_FUSED`](super::MAX_FUSED) operators; stages added with
-    /// [`add_boxed`](Self::add_boxed) are never fused. Turn it off to run every stage as its
-    /// own interpreter stage (tests of the interpreter itself do, and the benchmark reports
-    /// both).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use rs_impl::island::{stages, GraphBuilder};
-    ///
-    /// for fusion in [true, false] {
-    ///     let mut g = GraphBuilder::new();
-    ///     g.set_fusion(fusion);
-    ///     let (o, mut i) = g.connection::<u64>();
-    ///     g.add_stage(stages::IterSource::new(o, 0..10u64));
-    ///     for _ in 0..3 {
-    ///         let (o, next) = g.connection::<u64>();
-    ///         g.add_stage(stages::Map::new(i, o, |x: u64| x + 1));
-    ///         i = next;
-    ///     }
-    ///     let (sink, seen) = stages::CollectSink::new(i);
-    ///     g.add_stage(sink);
-    ///     let mut interpreter = g.build().unwrap();
-    ///     // Fused, the three maps run as stage 1, and stages 2 and 3 are finalised already.
-    ///     assert_eq!(interpreter.is_finalised(2), fusion);
-    ///     interpreter.execute(u64::MAX);
-    ///     assert_eq!(seen.take().unwrap().unwrap(), (3..13).collect::<Vec<u64>>());
-    ///     assert_eq!(interpreter.stats().finalised, if fusion { 3 } else { 5 });
-    /// }
-    /// ```
-    pub fn set_fusion(&mut self, enabled: bool) -> &mut Self {
-        self.fusion = enabled;
-        self
     }
 
     /// Makes a connection for elements of type `T`: its out-port and its in-port, to hand to
@@ -996,15 +910,7 @@ impl GraphBuilder {
     ///
     /// See [`GraphBuilder`].
     pub fn add_stage<S: Stage + 'static>(&mut self, stage: S) -> u32 {
-        match stage.into_fusable() {
-            Ok(f) => {
-                let index = self.next_index();
-                self.declare(index, &[f.inlet], &[f.outlet]);
-                self.stages.push(Err(f));
-                index
-            }
-            Err(stage) => self.add_boxed(Box::new(stage)),
-        }
+        self.add_boxed(Box::new(stage))
     }
 
     /// Adds a boxed stage (see [`add_stage`](Self::add_stage)).
@@ -1015,7 +921,7 @@ impl GraphBuilder {
     /// use rs_impl::island::{stages, GraphBuilder, Stage};
     /// let mut g = GraphBuilder::new();
     /// let (out, inlet) = g.connection::<u8>();
-    /// let boxed: Box<dyn Stage> = Box::new(stages::Identity::new(inlet, out));
+    /// let boxed: Box<dyn Stage> = Box::new(rs_impl::flow::OperatorStage::new(inlet, out, rs_impl::flow::ops::Identity::new()));
     /// assert_eq!(g.add_boxed(boxed), 0);
     /// ```
     pub fn add_boxed(&mut self, stage: Box<dyn Stage>) -> u32 {
@@ -1023,7 +929,7 @@ impl GraphBuilder {
         stage.ports(&mut ports);
         let index = self.next_index();
         self.declare(index, &ports.inlets, &ports.outlets);
-        self.stages.push(Ok(stage));
+        self.stages.push(stage);
         index
     }
 
@@ -1043,38 +949,6 @@ impl GraphBuilder {
         }
         self.port_start
             .push(u32::try_from(self.port_list.len()).expect("fewer than 2^32 ports"));
-    }
-
-    /// The stages as the interpreter runs them: the fusable runs fused (when fusion is on)
-    /// and every port declared again by its final owner; connections inside a run are left
-    /// with no owner (no event ever names them).
-    fn finish_stages(&mut self) -> (Vec<Box<dyn Stage>>, Vec<usize>) {
-        let entries = std::mem::take(&mut self.stages);
-        if !self.fusion || entries.iter().all(Result::is_ok) {
-            let stages = entries
-                .into_iter()
-                .map(|e| e.unwrap_or_else(|f| f.op.into_stage()))
-                .collect();
-            return (stages, Vec::new());
-        }
-        let conns = &self.conns;
-        let (stages, absorbed) = fused::fuse_runs(
-            entries,
-            |c| conns[c as usize].in_owner,
-            |c| conns[c as usize].out_owner,
-        );
-        for conn in &mut self.conns {
-            conn.in_owner = NO_STAGE;
-            conn.out_owner = NO_STAGE;
-        }
-        self.port_list.clear();
-        self.port_start = vec![0];
-        for (index, stage) in stages.iter().enumerate() {
-            let mut ports = Ports::default();
-            stage.ports(&mut ports);
-            self.declare(index as u32, &ports.inlets, &ports.outlets);
-        }
-        (stages, absorbed)
     }
 
     fn own(&mut self, c: u32, stage: u32, outlet: bool) {
@@ -1139,14 +1013,11 @@ impl GraphBuilder {
                 });
             }
         }
-        let (logics, absorbed) = self.finish_stages();
+        let logics = std::mem::take(&mut self.stages);
         let stages = logics.len();
         let capacity = self.conns.len().max(1).next_power_of_two();
         let mut shutdown = Vec::with_capacity(stages);
-        let mut finalised = vec![false; stages];
-        for &s in &absorbed {
-            finalised[s] = true; // fused into another stage: nothing of its own to finish
-        }
+        let finalised = vec![false; stages];
         let mut pending = 0;
         for (s, &done) in finalised.iter().enumerate() {
             let ports = self.port_start[s + 1] - self.port_start[s];
@@ -1173,7 +1044,7 @@ impl GraphBuilder {
             chase_counter: 0,
             active: NO_STAGE,
             pending_finalizations: pending,
-            running: (stages - absorbed.len()) as u32,
+            running: stages as u32,
             gate: true,
             fuzz: None,
             mailbox: Arc::new(Mailbox::new(stages)),
@@ -1360,7 +1231,7 @@ impl Drop for Interpreter {
 }
 
 /// Turns a handler's panic payload into the error that fails its stage.
-fn panic_error(name: &'static str, payload: Box<dyn Any + Send>) -> Error {
+pub(crate) fn panic_error(name: &'static str, payload: Box<dyn Any + Send>) -> Error {
     match payload.downcast::<IslandError>() {
         Ok(e) => Error::new(*e),
         Err(payload) => Error::new(IslandError::StagePanicked {
@@ -1386,9 +1257,7 @@ impl Interpreter {
             self.core.active = s;
             let logic = self.logics.get_mut(s as usize);
             let core = &mut self.core;
-            let r = catch_unwind(AssertUnwindSafe(|| {
-                logic.pre_start(&mut Ctx { core, exit: None })
-            }));
+            let r = catch_unwind(AssertUnwindSafe(|| logic.pre_start(&mut Ctx { core })));
             if let Err(p) = r {
                 let e = panic_error(self.core.names[s as usize], p);
                 self.core.close_stage(s, Some(&e));
@@ -1554,7 +1423,6 @@ impl Interpreter {
             PortId(c),
             &mut Ctx {
                 core: &mut self.core,
-                exit: None,
             },
         );
     }
@@ -1569,7 +1437,6 @@ impl Interpreter {
             PortId(c),
             &mut Ctx {
                 core: &mut self.core,
-                exit: None,
             },
         );
     }
@@ -1602,7 +1469,6 @@ impl Interpreter {
                 PortId(c),
                 &mut Ctx {
                     core: &mut self.core,
-                    exit: None,
                 },
             );
         } else if st & (OUT_CLOSED | IN_CLOSED) == OUT_CLOSED {
@@ -1622,7 +1488,6 @@ impl Interpreter {
                 let logic = self.logics.get_mut(owner as usize);
                 let ctx = &mut Ctx {
                     core: &mut self.core,
-                    exit: None,
                 };
                 match error {
                     Some(e) => logic.on_upstream_failure(PortId(c), e, ctx),
@@ -1666,7 +1531,7 @@ impl Interpreter {
     /// ```
     /// # let mut g = rs_impl::island::GraphBuilder::new();
     /// # let (o, i) = g.connection::<u8>();
-    /// # g.add_stage(rs_impl::island::stages::IterSource::new(o, [1u8]));
+    /// # g.add_stage(rs_impl::flow::IterSource::new(o, [1u8]));
     /// # let (sink, _seen) = rs_impl::island::stages::CollectSink::new(i);
     /// # g.add_stage(sink);
     /// let mut interpreter = g.build().unwrap();
@@ -1683,9 +1548,7 @@ impl Interpreter {
         if s < self.logics.len() {
             let logic = self.logics.get_mut(s);
             let core = &mut self.core;
-            let r = catch_unwind(AssertUnwindSafe(|| {
-                logic.on_async_input(&mut Ctx { core, exit: None })
-            }));
+            let r = catch_unwind(AssertUnwindSafe(|| logic.on_async_input(&mut Ctx { core })));
             if let Err(p) = r {
                 self.stage_panicked(p);
             }
@@ -1721,9 +1584,7 @@ impl Interpreter {
             self.core.active = stage;
             let logic = self.logics.get_mut(s);
             let core = &mut self.core;
-            let r = catch_unwind(AssertUnwindSafe(|| {
-                logic.on_park(end, &mut Ctx { core, exit: None })
-            }));
+            let r = catch_unwind(AssertUnwindSafe(|| logic.on_park(end, &mut Ctx { core })));
             if let Err(p) = r {
                 self.stage_panicked(p);
             }
@@ -1757,7 +1618,7 @@ impl Interpreter {
     /// ```
     /// let mut g = rs_impl::island::GraphBuilder::new();
     /// let (o, i) = g.connection::<u32>();
-    /// g.add_stage(rs_impl::island::stages::IterSource::new(o, 0..100u32));
+    /// g.add_stage(rs_impl::flow::IterSource::new(o, 0..100u32));
     /// let (sink, _) = rs_impl::island::stages::CollectSink::new(i);
     /// g.add_stage(sink);
     /// let mut interpreter = g.build().unwrap();

@@ -31,7 +31,8 @@ pub enum RuntimeError {
 ///
 /// ```
 /// use rs_api::Publisher;
-/// use rs_impl::island::{Flow, Runtime};
+/// use rs_impl::island::{Runtime};
+/// use rs_impl::flow::{Flow};
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
 /// let runtime = Runtime::with_threads(2).unwrap();
@@ -45,7 +46,8 @@ pub enum RuntimeError {
 ///
 /// ```
 /// use rs_api::Publisher;
-/// use rs_impl::island::{Flow, Runtime};
+/// use rs_impl::island::{Runtime};
+/// use rs_impl::flow::{Flow};
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
 /// let tokio_rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();

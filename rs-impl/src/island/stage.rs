@@ -60,14 +60,12 @@
 //! # let _ = std::marker::PhantomData::<Twice<u8>>;
 //! ```
 //!
-//! See [`Flow::via`](super::Flow::via) for putting such a stage into a flow.
+//! See [`Flow::via`](crate::flow::Flow::via) for putting such a stage into a flow.
 
 use std::fmt;
 use std::marker::PhantomData;
 
 use rs_api::Error;
-
-pub use super::fused::Fusable;
 
 pub use super::interpreter::Ctx;
 
@@ -263,34 +261,4 @@ pub trait Stage: Send {
     /// Runs exactly once, after the stage's last port closed; the stage is dropped right
     /// after. A panic here is reported and ignored.
     fn post_stop(&mut self) {}
-
-    /// Hands the stage over for fusion, if it is one of the built-in linear operators
-    /// (identity, map, filter, take with `n > 0`, skip, scan): [`GraphBuilder`] then runs
-    /// each run of such stages connected one after another as one stage, one direct call per
-    /// hop instead of two interpreter events (see [`GraphBuilder::set_fusion`]). Every other
-    /// stage keeps this default, "not fusable": a [`Fusable`] has no public constructor,
-    /// because the builder must know exactly what the stage does at its ports.
-    ///
-    /// [`GraphBuilder`]: super::GraphBuilder
-    /// [`GraphBuilder::set_fusion`]: super::GraphBuilder::set_fusion
-    ///
-    /// # Errors
-    ///
-    /// The stage itself, when it is not fusable.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use rs_impl::island::{stages, GraphBuilder, Stage};
-    /// let mut g = GraphBuilder::new();
-    /// let (o, i) = g.connection::<u8>();
-    /// assert!(stages::Identity::new(i, o).into_fusable().is_ok());
-    /// assert!(stages::Take::new(i, o, 0).into_fusable().is_err()); // completes at start
-    /// ```
-    fn into_fusable(self) -> Result<Fusable, Self>
-    where
-        Self: Sized + 'static,
-    {
-        Err(self)
-    }
 }

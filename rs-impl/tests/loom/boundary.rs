@@ -9,7 +9,8 @@
 
 use rs_api::{Error, Subscriber, SubscriptionRef};
 use rs_impl::boundary::BoundaryConfig;
-use rs_impl::island::{Flow, Island};
+use rs_impl::flow::Flow;
+use rs_impl::island::Island;
 use rs_impl::loom::sync::atomic::{AtomicUsize, Ordering};
 use rs_impl::loom::sync::Arc;
 use rs_impl::loom::thread;

@@ -4,8 +4,9 @@
 use std::sync::Arc as StdArc;
 
 use rs_api::{Publisher, Subscriber, Subscription};
-use rs_impl::island::stages::IterSource;
-use rs_impl::island::{Flow, GraphBuilder, Island, SubscriberSink};
+use rs_impl::flow::IterSource;
+use rs_impl::flow::{Flow, SubscriberSink};
+use rs_impl::island::{GraphBuilder, Island};
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rs_impl::loom::sync::Mutex;
 use rs_impl::loom::thread;

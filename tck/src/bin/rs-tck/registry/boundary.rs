@@ -15,7 +15,7 @@
 
 use rs_api::{Error, Processor, Publisher};
 use rs_impl::boundary::{BoundaryConfig, BoundarySubscriber};
-use rs_impl::island::{Flow, FlowPublisher, IslandProcessor};
+use rs_impl::flow::{Flow, FlowPublisher, IslandProcessor};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::processor::{self, IdentityProcessorVerification};

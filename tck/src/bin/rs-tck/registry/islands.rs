@@ -13,7 +13,8 @@
 use std::sync::OnceLock;
 
 use rs_api::{Error, Processor, Publisher, Subscriber};
-use rs_impl::island::{Flow, FlowPublisher, IslandProcessor, Runtime};
+use rs_impl::flow::{Flow, FlowPublisher, FromBoundary, IslandProcessor};
+use rs_impl::island::Runtime;
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 use rs_tck::processor::{self, IdentityProcessorVerification};
@@ -139,7 +140,7 @@ impl IdentityProcessorVerification for IslandIdentity {
 
 /// The input side: an identity processor whose island drains into an unbounded `collect`.
 fn input_side() -> (IslandProcessor<u64, u64>, Handle<Vec<u64>>) {
-    let p = IslandProcessor::new(|f: Flow<u64>| f, 16, runtime());
+    let p = IslandProcessor::new(|f: Flow<FromBoundary<u64>>| f, 16, runtime());
     let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s));
     (p, h)

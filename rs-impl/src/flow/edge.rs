@@ -1,0 +1,317 @@
+//! The island's edges as exits: the island's subscriber ([`SubscriberExit`]) and a
+//! boundary's output side ([`RingExit`]).
+//!
+//! * [`SubscriberExit`] serves one [`Subscriber`]: `request` and `cancel` on its subscription
+//!   only record demand or the cancel and post to the island's mailbox, returning at once
+//!   (rules 3.4, 3.5; recursion 3.3 is impossible by construction). The subscriber's signals
+//!   run on the island's thread, serially (1.3); `request(0)` is answered with `on_error`
+//!   naming rule 3.9; a panicking subscriber is cancelled (2.13) and its panic reported
+//!   through [`crate::panics`]. Demand is read from the shared counter only when the
+//!   island's own count of delivered elements reaches it: no atomic read-modify-write per
+//!   element.
+//! * [`RingExit`] writes into a batching boundary (see [`crate::boundary`]): it flushes when
+//!   the island's run ends, at its cap, and before completion or failure.
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+// Subscriptions are `rs_api::SubscriptionRef`s (std `Arc<dyn Subscription>`) in every build;
+// the atomics and locks inside come from the facade.
+use std::sync::Arc as StdArc;
+
+use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
+
+use super::exit::{emitted_without_room, Closing, Exit, Step};
+use super::publisher::SubscriberSlot;
+use crate::boundary::output::RingOut;
+use crate::demand::Demand;
+use crate::island::{Ctx, Notifier, RunEnd};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::Arc;
+use crate::panics as report;
+
+/// [`OutputShared::flags`]: cancelled, or terminated (1.6); requests are no-ops.
+const CANCELLED: usize = 1;
+/// [`OutputShared::flags`]: `request(0)` was called (3.9).
+const BAD_REQUEST: usize = 2;
+
+struct OutputShared {
+    demand: Demand,
+    flags: AtomicUsize,
+    notifier: Notifier,
+}
+
+/// The subscription a [`SubscriberExit`] hands its subscriber: both methods record and post
+/// to the island, and return at once.
+struct OutputSubscription(Arc<OutputShared>);
+
+impl Subscription for OutputSubscription {
+    fn request(&self, n: u64) {
+        let shared = &self.0;
+        if shared.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+            return; // 3.6
+        }
+        if shared.demand.request(n).is_err() {
+            shared.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
+        }
+        shared.notifier.notify();
+    }
+
+    fn cancel(&self) {
+        if self.0.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED == 0 {
+            self.0.notifier.notify();
+        }
+    }
+}
+
+/// One subscriber served from inside an island (see the module docs).
+pub(crate) struct SubscriberExit<T> {
+    subscriber: Option<BoxSubscriber<T>>,
+    /// Where the subscriber waits until the island starts (a failed build gives it back).
+    slot: Option<SubscriberSlot<T>>,
+    shared: Option<Arc<OutputShared>>,
+    /// Elements delivered (the island's own count: no atomic per element).
+    emitted: u64,
+    /// The demand total last read; re-read only when `emitted` reaches it.
+    limit: u64,
+}
+
+impl<T> fmt::Debug for SubscriberExit<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SubscriberExit")
+            .field("emitted", &self.emitted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + 'static> SubscriberExit<T> {
+    pub(crate) fn new(subscriber: BoxSubscriber<T>) -> Self {
+        SubscriberExit {
+            subscriber: Some(subscriber),
+            slot: None,
+            shared: None,
+            emitted: 0,
+            limit: 0,
+        }
+    }
+
+    /// The exit for the subscriber waiting in `slot` (taken when the island starts).
+    pub(crate) fn deferred(slot: SubscriberSlot<T>) -> Self {
+        SubscriberExit {
+            subscriber: None,
+            slot: Some(slot),
+            shared: None,
+            emitted: 0,
+            limit: 0,
+        }
+    }
+
+    #[inline]
+    fn flags(&self) -> usize {
+        match (&self.shared, &self.subscriber) {
+            (Some(s), Some(_)) => s.flags.load(Ordering::Acquire),
+            _ => CANCELLED,
+        }
+    }
+
+    /// Ends the subscription: `terminal` is `None` for a cancel (no signal), `Some(None)` for
+    /// `on_complete`, `Some(Some(e))` for `on_error`. The subscriber is dropped (3.13).
+    pub(crate) fn finish(&mut self, terminal: Option<Option<Error>>) {
+        if let Some(s) = &self.shared {
+            s.flags.fetch_or(CANCELLED, Ordering::AcqRel); // 1.6
+        }
+        if let Some(mut subscriber) = self.subscriber.take() {
+            let r = match terminal {
+                Some(Some(e)) => Some((
+                    "on_error",
+                    catch_unwind(AssertUnwindSafe(|| subscriber.on_error(e))),
+                )),
+                Some(None) => Some((
+                    "on_complete",
+                    catch_unwind(AssertUnwindSafe(|| subscriber.on_complete())),
+                )),
+                None => None,
+            };
+            if let Some((signal, Err(p))) = r {
+                report::subscriber_panicked(signal, p);
+            }
+            report::drop_guarded(subscriber);
+        }
+    }
+}
+
+impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
+    /// Hands the subscriber its subscription (`on_subscribe`, on the thread that starts the
+    /// island); a panic there cancels it.
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        if let Some(slot) = self.slot.take() {
+            self.subscriber = slot.lock().take();
+        }
+        let shared = Arc::new(OutputShared {
+            demand: Demand::new(),
+            flags: AtomicUsize::new(0),
+            notifier: ctx.notifier(),
+        });
+        self.shared = Some(shared.clone());
+        let handle: SubscriptionRef = StdArc::new(OutputSubscription(shared));
+        if let Some(subscriber) = self.subscriber.as_mut() {
+            let r = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
+            if let Err(p) = r {
+                report::subscriber_panicked("on_subscribe", p);
+                self.finish(None);
+                return Step::Stop;
+            }
+        }
+        Step::More
+    }
+
+    #[inline]
+    fn room(&mut self, _: &Ctx<'_>) -> usize {
+        if self.flags() != 0 {
+            return 0;
+        }
+        if self.emitted == self.limit {
+            if let Some(s) = &self.shared {
+                self.limit = s.demand.total();
+            }
+        }
+        if self.limit == UNBOUNDED {
+            return usize::MAX;
+        }
+        usize::try_from(self.limit - self.emitted).unwrap_or(usize::MAX)
+    }
+
+    /// Delivers `x` (`on_next`); a panicking subscriber is cancelled (2.13): [`Step::Stop`].
+    #[inline]
+    fn push(&mut self, _: &mut Ctx<'_>, x: T) -> Step {
+        if self.flags() != 0 {
+            drop(x); // cancelled meanwhile: 1.8
+            return Step::More; // the segment acts on the cancel at its next look
+        }
+        if self.emitted == self.limit && self.limit != UNBOUNDED {
+            if let Some(s) = &self.shared {
+                self.limit = s.demand.total();
+            }
+            if self.emitted == self.limit {
+                emitted_without_room();
+            }
+        }
+        self.emitted += 1;
+        if let Some(subscriber) = self.subscriber.as_mut() {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(x))) {
+                report::subscriber_panicked("on_next", p);
+                self.finish(None);
+                return Step::Stop;
+            }
+        }
+        Step::More
+    }
+
+    fn complete(&mut self, _: &mut Ctx<'_>) {
+        self.finish(Some(None));
+    }
+
+    fn fail(&mut self, _: &mut Ctx<'_>, error: Error) {
+        self.finish(Some(Some(error)));
+    }
+
+    fn abort(&mut self, _: &mut Ctx<'_>, error: Error) {
+        self.finish(Some(Some(error)));
+    }
+
+    #[inline(always)]
+    fn has_pending(&self) -> bool {
+        false
+    }
+
+    fn resume(&mut self, _: &mut Ctx<'_>) -> Step {
+        Step::More
+    }
+
+    /// Whether the subscription ended from downstream: cancelled, or `request(0)`, which the
+    /// subscriber is told about with `on_error` naming rule 3.9.
+    fn closed(&mut self) -> Option<Closing> {
+        let flags = self.flags();
+        if flags & BAD_REQUEST != 0 && self.subscriber.is_some() {
+            Some(Closing::Failed(SpecViolation::NonPositiveRequest.into()))
+        } else if flags & CANCELLED != 0 {
+            Some(Closing::Cancelled)
+        } else {
+            None
+        }
+    }
+
+    fn on_park(&mut self, _: RunEnd) {}
+
+    fn stop(&mut self) {
+        self.finish(None);
+    }
+}
+
+/// A boundary's output side as an exit (see the module docs).
+pub(crate) struct RingExit<T>(pub(crate) RingOut<T>);
+
+impl<T> fmt::Debug for RingExit<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RingExit").field(&self.0).finish()
+    }
+}
+
+impl<T: Send + 'static> Exit<T> for RingExit<T> {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        self.0.start(ctx);
+        Step::More
+    }
+
+    #[inline]
+    fn room(&mut self, _: &Ctx<'_>) -> usize {
+        self.0.room()
+    }
+
+    #[inline]
+    fn push(&mut self, _: &mut Ctx<'_>, x: T) -> Step {
+        match self.0.push(x) {
+            Ok(()) => Step::More,
+            Err(x) => {
+                drop(x);
+                emitted_without_room()
+            }
+        }
+    }
+
+    fn complete(&mut self, _: &mut Ctx<'_>) {
+        self.0.complete();
+    }
+
+    fn fail(&mut self, _: &mut Ctx<'_>, error: Error) {
+        self.0.fail(error);
+    }
+
+    fn abort(&mut self, _: &mut Ctx<'_>, error: Error) {
+        self.0.fail(error);
+    }
+
+    #[inline(always)]
+    fn has_pending(&self) -> bool {
+        false
+    }
+
+    fn resume(&mut self, _: &mut Ctx<'_>) -> Step {
+        Step::More
+    }
+
+    fn closed(&mut self) -> Option<Closing> {
+        self.0.closed().then_some(Closing::Cancelled)
+    }
+
+    fn is_boundary(&self) -> bool {
+        true
+    }
+
+    fn on_park(&mut self, end: RunEnd) {
+        self.0.on_park(end);
+    }
+
+    fn stop(&mut self) {
+        self.0.stop();
+    }
+}
