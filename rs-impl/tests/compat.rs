@@ -13,28 +13,74 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::executor::{block_on, LocalPool, ThreadPool};
-use futures::future::FutureObj;
-use futures::task::{Spawn, SpawnError};
 use futures::{Future, Sink, SinkExt, Stream, StreamExt};
 use rs_api::{
     BoxSubscriber, Error, Publisher, SpecViolation, Subscriber, Subscription, SubscriptionRef,
 };
 use rs_impl::compat::{
     blocking_iter, from_async, from_stream, from_stream_fn, from_try_stream, sink_subscriber,
-    stream_subscriber, to_stream, AsyncSubscriber, CompatError, PublisherCompat, ThreadPerTask,
+    stream_subscriber, to_stream, AsyncSubscriber, CompatError, PublisherCompat,
 };
+use rs_impl::island::Runtime;
 use rs_impl::source::{self, push, Pull, Pulled, TryOfferError};
 use rs_impl::subscriber::{collect, for_each, Cancelled, RequestStrategy};
 
 // ----- support ---------------------------------------------------------------------------------
 
-/// Spawns onto a tokio runtime (what the README shows).
-struct Tokio(tokio::runtime::Handle);
+/// A runtime whose tasks the test runs by hand on its own thread: what it spawns is queued,
+/// and `run_until_stalled` moves it into a `LocalPool` and runs that until nothing can move.
+struct ManualRuntime {
+    pool: LocalPool,
+    queue: Arc<Mutex<Vec<futures::future::BoxFuture<'static, ()>>>>,
+    runtime: Runtime,
+}
 
-impl Spawn for Tokio {
-    fn spawn_obj(&self, future: FutureObj<'static, ()>) -> Result<(), SpawnError> {
-        self.0.spawn(future);
-        Ok(())
+impl ManualRuntime {
+    fn new() -> Self {
+        let queue: Arc<Mutex<Vec<futures::future::BoxFuture<'static, ()>>>> = Arc::default();
+        let q = queue.clone();
+        ManualRuntime {
+            pool: LocalPool::new(),
+            queue,
+            runtime: Runtime::from_spawner(move |task| q.lock().unwrap().push(task)),
+        }
+    }
+
+    fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    fn run_until_stalled(&mut self) {
+        use futures::task::SpawnExt;
+        loop {
+            let tasks = std::mem::take(&mut *self.queue.lock().unwrap());
+            let none = tasks.is_empty();
+            for t in tasks {
+                self.pool.spawner().spawn(t).unwrap();
+            }
+            self.pool.run_until_stalled();
+            if none && self.queue.lock().unwrap().is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Runs everything spawned (and what it spawns) as far as it goes on this thread.
+    fn run(&mut self) {
+        self.run_until_stalled();
+    }
+
+    fn run_until<F: Future>(&mut self, f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        for _ in 0..1_000 {
+            self.run_until_stalled();
+            if let Poll::Ready(out) = f.as_mut().poll(&mut cx) {
+                return out;
+            }
+        }
+        panic!("the future did not complete on the manual runtime");
     }
 }
 
@@ -420,7 +466,10 @@ fn stream_to_publisher_on_a_thread_pool() {
         RequestStrategy::Prefetch(7),
         RequestStrategy::Unbounded,
     ] {
-        let p = from_stream(futures::stream::iter(0..5000u32), pool.clone());
+        let p = from_stream(
+            futures::stream::iter(0..5000u32),
+            &Runtime::from_spawn(pool.clone()),
+        );
         let (s, result) = collect(strategy);
         p.subscribe(Box::new(s));
         assert_eq!(result.wait().unwrap(), (0..5000).collect::<Vec<_>>());
@@ -432,7 +481,7 @@ fn stream_to_publisher_on_tokio() {
     let rt = tokio_rt();
     let p = from_stream(
         futures::stream::iter(0..10_000u64),
-        Tokio(rt.handle().clone()),
+        &Runtime::tokio(rt.handle().clone()),
     );
     let (s, result) = collect(RequestStrategy::Prefetch(32));
     p.subscribe(Box::new(s));
@@ -495,7 +544,7 @@ fn a_stream_pending_for_a_while_then_resuming_on_tokio() {
         armed: false,
         dropped: dropped.clone(),
     };
-    let p = from_stream(stream, Tokio(rt.handle().clone()));
+    let p = from_stream(stream, &Runtime::tokio(rt.handle().clone()));
     let (s, result) = collect(RequestStrategy::Prefetch(4));
     p.subscribe(Box::new(s));
     let items = result.wait().unwrap();
@@ -517,8 +566,8 @@ fn stream_to_publisher_polls_only_while_there_is_demand() {
             polls.fetch_add(1, Ordering::SeqCst);
         })
     };
-    let mut pool = LocalPool::new();
-    let p = from_stream(counting, pool.spawner());
+    let mut pool = ManualRuntime::new();
+    let p = from_stream(counting, pool.runtime());
     let got = Arc::new(Mutex::new(Vec::new()));
     let sub = Arc::new(Mutex::new(None::<SubscriptionRef>));
     struct Manual(Arc<Mutex<Vec<u32>>>, Arc<Mutex<Option<SubscriptionRef>>>);
@@ -563,7 +612,7 @@ fn stream_to_publisher_polls_only_while_there_is_demand() {
 
 #[test]
 fn a_failed_or_finished_stream_ends_without_demand() {
-    let mut pool = LocalPool::new();
+    let mut pool = ManualRuntime::new();
     let (s, r) = collect::<u8>(RequestStrategy::Prefetch(1));
     struct NoRequest<S>(S);
     impl<S: Subscriber<u8>> Subscriber<u8> for NoRequest<S> {
@@ -579,12 +628,12 @@ fn a_failed_or_finished_stream_ends_without_demand() {
         }
     }
     let failing = futures::stream::iter([Err::<u8, Error>(Error::msg("no disk"))]);
-    from_try_stream(failing, pool.spawner()).subscribe(Box::new(NoRequest(s)));
+    from_try_stream(failing, pool.runtime()).subscribe(Box::new(NoRequest(s)));
     pool.run_until_stalled();
     assert_eq!(r.try_take().unwrap().unwrap_err().to_string(), "no disk");
 
     let (s, r) = collect::<u8>(RequestStrategy::Prefetch(1));
-    from_stream(futures::stream::empty::<u8>(), pool.spawner()).subscribe(Box::new(NoRequest(s)));
+    from_stream(futures::stream::empty::<u8>(), pool.runtime()).subscribe(Box::new(NoRequest(s)));
     pool.run_until_stalled();
     assert_eq!(r.try_take().unwrap().unwrap(), Vec::<u8>::new());
 }
@@ -607,9 +656,9 @@ impl Drop for Forever {
 
 #[test]
 fn cancel_drops_a_pending_stream_at_once() {
-    let mut pool = LocalPool::new();
+    let mut pool = ManualRuntime::new();
     let dropped = Arc::new(AtomicBool::new(false));
-    let p = from_stream(Forever(dropped.clone()), pool.spawner());
+    let p = from_stream(Forever(dropped.clone()), pool.runtime());
     let (s, handle) = collect::<u8>(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s));
     pool.run_until_stalled();
@@ -628,9 +677,9 @@ fn errors_cross_from_stream_to_publisher_and_the_stream_is_dropped() {
     #[derive(Debug, thiserror::Error)]
     #[error("disk full")]
     struct DiskFull;
-    let mut pool = LocalPool::new();
+    let mut pool = ManualRuntime::new();
     let items = futures::stream::iter(vec![Ok(1u8), Err(DiskFull), Ok(3)]);
-    let p = from_try_stream(items, pool.spawner());
+    let p = from_try_stream(items, pool.runtime());
     let (s, handle) = collect(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s));
     pool.run();
@@ -640,8 +689,8 @@ fn errors_cross_from_stream_to_publisher_and_the_stream_is_dropped() {
 
 #[test]
 fn request_zero_on_a_stream_publisher_is_the_3_9_error() {
-    let mut pool = LocalPool::new();
-    let p = from_stream(futures::stream::iter(0..10u8), pool.spawner());
+    let mut pool = ManualRuntime::new();
+    let p = from_stream(futures::stream::iter(0..10u8), pool.runtime());
     struct Zero;
     impl Subscriber<u8> for Zero {
         fn on_subscribe(&mut self, s: SubscriptionRef) {
@@ -666,8 +715,8 @@ fn request_zero_on_a_stream_publisher_is_the_3_9_error() {
 
 #[test]
 fn a_stream_publisher_serves_one_subscriber() {
-    let mut pool = LocalPool::new();
-    let p = from_stream(futures::stream::iter(0..3u8), pool.spawner());
+    let mut pool = ManualRuntime::new();
+    let p = from_stream(futures::stream::iter(0..3u8), pool.runtime());
     let (a, ra) = collect(RequestStrategy::Unbounded);
     let (b, rb) = collect::<u8>(RequestStrategy::Unbounded);
     p.subscribe(Box::new(a));
@@ -690,7 +739,7 @@ fn a_cold_stream_publisher_makes_a_fresh_stream_per_subscriber() {
             m.fetch_add(1, Ordering::SeqCst);
             futures::stream::iter(0..1000u32)
         },
-        ThreadPerTask,
+        &Runtime::thread_per_task(),
     );
     assert_eq!(
         made.load(Ordering::SeqCst),
@@ -719,7 +768,7 @@ fn a_cold_stream_publisher_makes_a_fresh_stream_per_subscriber() {
 fn a_panicking_stream_factory_is_on_subscribe_then_on_error() {
     let p = from_stream_fn(
         || -> futures::stream::Iter<std::ops::Range<u8>> { panic!("no device") },
-        ThreadPerTask,
+        &Runtime::thread_per_task(),
     );
     let (s, result) = collect::<u8>(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s)); // the panic stays inside subscribe
@@ -729,9 +778,9 @@ fn a_panicking_stream_factory_is_on_subscribe_then_on_error() {
 
 #[test]
 fn a_panicking_stream_is_on_error_and_a_panicking_subscriber_is_cancelled() {
-    let mut pool = LocalPool::new();
+    let mut pool = ManualRuntime::new();
     let boom = futures::stream::iter(0..3u8).map(|x| if x == 2 { panic!("bad sector") } else { x });
-    let p = from_stream(boom, pool.spawner());
+    let p = from_stream(boom, pool.runtime());
     let (s, r) = collect(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s));
     pool.run();
@@ -748,7 +797,7 @@ fn a_panicking_stream_is_on_error_and_a_panicking_subscriber_is_cancelled() {
         armed: true,
         dropped: dropped.clone(),
     };
-    let p = from_stream(counting, pool.spawner());
+    let p = from_stream(counting, pool.runtime());
     let (s, r) = for_each(RequestStrategy::Unbounded, |c: Counted| {
         assert!(c.value < 5, "panics at 5");
     });
@@ -767,7 +816,7 @@ fn ten_million_elements_stream_to_publisher_bounded_on_tokio() {
     let live = Arc::new(Live::default());
     let l2 = live.clone();
     let stream = futures::stream::iter(0..10_000_000u64).map(move |i| l2.make(i));
-    let p = from_stream(stream, Tokio(rt.handle().clone()));
+    let p = from_stream(stream, &Runtime::tokio(rt.handle().clone()));
     let sum = Arc::new(AtomicU64::new(0));
     let s2 = sum.clone();
     let (s, done) = for_each(RequestStrategy::Prefetch(64), move |c: Counted| {
@@ -790,7 +839,7 @@ fn round_trip_publisher_stream_operators_publisher_on_tokio() {
         .to_stream(16)
         .map(|x| x.map(|x| x * 2))
         .filter(|x| futures::future::ready(x.as_ref().map_or(true, |x| x % 3 == 0)));
-    let p = from_try_stream(doubled, Tokio(rt.handle().clone()));
+    let p = from_try_stream(doubled, &Runtime::tokio(rt.handle().clone()));
     let (s, result) = collect(RequestStrategy::Prefetch(8));
     p.subscribe(Box::new(s));
     let items = result.wait().unwrap();
@@ -864,7 +913,10 @@ fn sink_subscriber_requests_as_the_sink_has_room_and_closes_at_the_end() {
         ..Recording::default()
     }));
     let (p, calls) = spy(source::range(0u32..50));
-    let (s, done) = sink_subscriber(RecordingSink(rec.clone()), &pool);
+    let (s, done) = sink_subscriber(
+        RecordingSink(rec.clone()),
+        &Runtime::from_spawn(pool.clone()),
+    );
     p.subscribe(Box::new(s));
     done.wait().unwrap();
     let r = rec.lock().unwrap();
@@ -885,7 +937,10 @@ fn a_sink_error_cancels_upstream() {
         ..Recording::default()
     }));
     let (p, calls) = spy(source::range(0u32..));
-    let (s, done) = sink_subscriber(RecordingSink(rec.clone()), &pool);
+    let (s, done) = sink_subscriber(
+        RecordingSink(rec.clone()),
+        &Runtime::from_spawn(pool.clone()),
+    );
     p.subscribe(Box::new(s));
     let e = done.wait().unwrap_err();
     assert!(e.is::<Rejected>(), "{e}");
@@ -905,7 +960,7 @@ fn a_sink_error_cancels_upstream() {
 fn sink_subscriber_into_a_bounded_futures_channel_on_tokio() {
     let rt = tokio_rt();
     let (tx, rx) = futures::channel::mpsc::channel::<u64>(2);
-    let (s, done) = sink_subscriber(tx, &Tokio(rt.handle().clone()));
+    let (s, done) = sink_subscriber(tx, &Runtime::tokio(rt.handle().clone()));
     source::range(0u64..10_000).subscribe(Box::new(s));
     let got: Vec<u64> = rt.block_on(rx.collect());
     rt.block_on(done).unwrap();
@@ -914,9 +969,9 @@ fn sink_subscriber_into_a_bounded_futures_channel_on_tokio() {
 
 #[test]
 fn upstream_error_reaches_the_sink_subscribers_completion() {
-    let mut pool = LocalPool::new();
+    let mut pool = ManualRuntime::new();
     let (tx, _rx) = futures::channel::mpsc::channel::<u64>(2);
-    let (s, done) = sink_subscriber(tx.sink_map_err(|_| Error::msg("closed")), &pool.spawner());
+    let (s, done) = sink_subscriber(tx.sink_map_err(|_| Error::msg("closed")), pool.runtime());
     source::failed::<u64>(Error::msg("upstream broke")).subscribe(Box::new(s));
     assert_eq!(
         pool.run_until(done).unwrap_err().to_string(),
@@ -969,7 +1024,7 @@ fn async_subscriber_awaiting_is_backpressure_on_tokio() {
         slow.outstanding_max.clone(),
         slow.completed.clone(),
     );
-    let (s, done) = from_async(slow, 8, &Tokio(rt.handle().clone()));
+    let (s, done) = from_async(slow, 8, &Runtime::tokio(rt.handle().clone()));
     p.subscribe(Box::new(s));
     rt.block_on(done).unwrap();
     assert_eq!(*seen.lock().unwrap(), (0..200).collect::<Vec<_>>());
@@ -991,7 +1046,7 @@ fn a_panicking_async_subscriber_cancels_upstream() {
         completed: Arc::new(AtomicBool::new(false)),
         panic_at: Some(3),
     };
-    let (s, done) = from_async(slow, 4, &Tokio(rt.handle().clone()));
+    let (s, done) = from_async(slow, 4, &Runtime::tokio(rt.handle().clone()));
     p.subscribe(Box::new(s));
     let e = rt.block_on(done).unwrap_err();
     assert!(matches!(
@@ -1016,13 +1071,13 @@ fn async_subscriber_break_cancels_and_completion_cancel_works() {
     }
     let pool = ThreadPool::builder().pool_size(1).create().unwrap();
     let (p, calls) = spy(source::range(0u64..));
-    let (s, done) = from_async(Until(10), 4, &pool);
+    let (s, done) = from_async(Until(10), 4, &Runtime::from_spawn(pool.clone()));
     p.subscribe(Box::new(s));
     done.wait().unwrap();
     assert_eq!(calls.cancels.load(Ordering::SeqCst), 1);
 
     let (p, calls) = spy(source::never::<u64>());
-    let (s, done) = from_async(Until(10), 4, &pool);
+    let (s, done) = from_async(Until(10), 4, &Runtime::from_spawn(pool.clone()));
     p.subscribe(Box::new(s));
     done.cancel();
     assert!(done.wait().unwrap_err().is::<Cancelled>());

@@ -75,7 +75,10 @@ pub fn rs_impl_to_stream_pool(k: u64, n: u64) -> u64 {
         .pool_size(1)
         .create()
         .expect("thread pool");
-    let publisher = rs_impl::compat::from_stream(futures::stream::iter(0..n), pool);
+    let publisher = rs_impl::compat::from_stream(
+        futures::stream::iter(0..n),
+        &rs_impl::island::Runtime::from_spawn(pool),
+    );
     sum_stream(publisher.to_stream(capacity(k)))
 }
 
@@ -180,12 +183,21 @@ pub fn to_stream_scenario() -> Scenario {
 /// strategy of `k` (prefetch k, or unbounded); the island and the subscriber run on the
 /// calling thread.
 pub fn rs_impl_from_stream(k: u64, n: u64) -> u64 {
+    // The island goes to a `LocalPool` on this thread (not `Send`: through a channel).
     let mut pool = LocalPool::new();
-    let publisher = from_stream(futures::stream::iter(0..n), pool.spawner());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let runtime = rs_impl::island::Runtime::from_spawner(move |task| {
+        let _ = tx.lock().expect("the queue").send(task);
+    });
+    let publisher = from_stream(futures::stream::iter(0..n), &runtime);
     let sum = Arc::new(Checksum::default());
     let acc = Arc::clone(&sum);
     let (subscriber, done) = for_each(strategy(k), move |x: u64| acc.add(x));
     publisher.subscribe(Box::new(subscriber));
+    for task in rx.try_iter() {
+        futures::task::SpawnExt::spawn(&pool.spawner(), task).expect("the local pool runs");
+    }
     pool.run();
     done.wait().expect("the stream completes");
     sum.get()

@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 
-use futures::task::Spawn;
+use crate::island::Runtime;
 use futures::StreamExt;
 use rs_api::Error;
 
@@ -35,9 +35,9 @@ use super::task::{spawn_consumer, Completion};
 ///     }
 /// }
 ///
-/// let pool = futures::executor::ThreadPool::new().unwrap();
+/// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
 /// let stored = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-/// let (subscriber, done) = from_async(Store(stored.clone()), 4, &pool);
+/// let (subscriber, done) = from_async(Store(stored.clone()), 4, &runtime);
 /// rs_impl::source::range(0u32..).subscribe(Box::new(subscriber));
 /// done.wait().unwrap(); // Break cancels the endless source and ends well
 /// assert_eq!(*stored.lock().unwrap(), vec![0, 1, 2, 3]);
@@ -58,7 +58,7 @@ pub trait AsyncSubscriber<T: Send + 'static>: Send {
 }
 
 /// Adapts an [`AsyncSubscriber`] into a [`Subscriber`](rs_api::Subscriber): returns the
-/// subscriber to subscribe and the [`Completion`] of the task (spawned on `spawner`) that
+/// subscriber to subscribe and the [`Completion`] of the task (spawned on `runtime`) that
 /// runs the callbacks.
 ///
 /// # Contract
@@ -77,17 +77,16 @@ pub trait AsyncSubscriber<T: Send + 'static>: Send {
 /// # Examples
 ///
 /// See [`AsyncSubscriber`].
-pub fn from_async<T, A, S>(
+pub fn from_async<T, A>(
     subscriber: A,
     prefetch: usize,
-    spawner: &S,
+    runtime: &Runtime,
 ) -> (StreamSubscriber<T>, Completion)
 where
     T: Send + 'static,
     A: AsyncSubscriber<T> + 'static,
-    S: Spawn + ?Sized,
 {
-    spawn_consumer(spawner, prefetch, move |mut stream| async move {
+    spawn_consumer(runtime, prefetch, move |mut stream| async move {
         let mut subscriber = subscriber;
         while let Some(item) = stream.next().await {
             match item {

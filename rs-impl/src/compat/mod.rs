@@ -9,7 +9,7 @@
 //! | adapter | direction | demand | bound (what bounds memory) | threads |
 //! |---|---|---|---|---|
 //! | [`to_stream`], [`PublisherStream`] | Publisher → `Stream<Item = Result<T, Error>>` | `prefetch` when first polled, then `prefetch / 2` each time that many were consumed | one ring of `prefetch` slots (rounded up to a power of two), allocated once | the publisher signals on its threads; the stream is polled on any executor and woken only when parked |
-//! | [`from_stream`], [`from_try_stream`] (unicast); [`from_stream_fn`], [`from_try_stream_fn`] (a fresh stream per subscriber) | `Stream` → Publisher | the stream is polled once per requested element, plus one look-ahead poll after each (so that a finished or failed stream ends without a request) | at most one element held (the look-ahead's), nothing else buffered | an island per subscription, on the islands runtime or any `Spawn` ([`IslandSpawner`]), signals the subscriber |
+//! | [`from_stream`], [`from_try_stream`] (unicast); [`from_stream_fn`], [`from_try_stream_fn`] (a fresh stream per subscriber) | `Stream` → Publisher | the stream is polled once per requested element, plus one look-ahead poll after each (so that a finished or failed stream ends without a request) | at most one element held (the look-ahead's), nothing else buffered | an island per subscription, on a [`Runtime`](crate::island::Runtime), signals the subscriber |
 //! | [`sink_subscriber`] | Publisher → `Sink` | 1 per `poll_ready` that says the sink has room | one slot | the task drives the sink |
 //! | [`from_async`] with [`AsyncSubscriber`] | Publisher → async callbacks | `prefetch`, replenished as `on_next` calls finish | `prefetch` slots | the task runs the callbacks, one at a time |
 //! | [`blocking_iter`] | Publisher → `Iterator` | as [`to_stream`] | as [`to_stream`] | the iterating thread blocks (parks) |
@@ -33,62 +33,41 @@
 //!
 //! # The executor
 //!
-//! **Stream → Publisher runs on the islands runtime:** each subscription of [`from_stream`]
-//! (and its siblings) is one [island](crate::island): a
-//! [`StreamSource`](crate::island::stages::StreamSource) stage feeding the island's output
-//! side, which handles demand, cancel, `request(0)` and panics, and yields after a budget of
-//! events. They take an [`IslandSpawner`]: the islands [`Runtime`](crate::island::Runtime)
-//! (futures' thread pool sized to the machine: the default choice), or **any
-//! [`futures::task::Spawn`]** — futures' `ThreadPool` or `LocalPool` spawner directly, tokio
-//! through a three-line adapter. (The same stream source takes the island's fused operators:
-//! `island::Flow::from_stream(make).map(..)`.)
+//! Every bridge that needs a task takes the crate's one executor parameter, a
+//! [`Runtime`](crate::island::Runtime): futures' thread pool (the default), tokio
+//! (`Runtime::tokio`, cargo feature `tokio`), any `futures::task::Spawn`
+//! (`Runtime::from_spawn`), or a thread per task on the loom facade
+//! (`Runtime::thread_per_task`, so the bridges can be model-checked).
 //!
-//! The consumer-side adapters ([`sink_subscriber`], [`from_async`]) run a task of their own
-//! and take any `Spawn`:
-//!
-//! ```
-//! use futures::future::FutureObj;
-//! use futures::task::{Spawn, SpawnError};
-//!
-//! /// Spawns onto a tokio runtime.
-//! struct Tokio(tokio::runtime::Handle);
-//!
-//! impl Spawn for Tokio {
-//!     fn spawn_obj(&self, future: FutureObj<'static, ()>) -> Result<(), SpawnError> {
-//!         self.0.spawn(future);
-//!         Ok(())
-//!     }
-//! }
-//! # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-//! # let _ = Tokio(rt.handle().clone());
-//! ```
-//!
-//! One island or task is spawned per subscription (one allocation, never per element).
-//! [`ThreadPerTask`] gives each a thread of its own, built on the [facade](crate::loom), so
-//! that the bridges can be model-checked with loom.
+//! **Stream → Publisher runs on islands:** each subscription of [`from_stream`] (and its
+//! siblings) is one [island](crate::island): a [`StreamSource`](crate::flow::StreamSource)
+//! stage feeding the island's output side, which handles demand, cancel, `request(0)` and
+//! panics, and yields after a budget of events. (The same stream source takes the flow's
+//! fused operators: `Flow::from_stream(make).map(..)`.) The consumer-side adapters
+//! ([`sink_subscriber`], [`from_async`]) run a task of their own. One island or task is
+//! spawned per subscription (one allocation, never per element).
 //!
 //! # Examples
 //!
 //! A round trip: publisher → stream → `StreamExt` operators → publisher.
 //!
 //! ```
-//! use futures::executor::LocalPool;
 //! use futures::StreamExt;
 //! use rs_api::Publisher;
 //! use rs_impl::compat::{from_try_stream, PublisherCompat};
 //! use rs_impl::subscriber::{collect, RequestStrategy};
 //!
-//! let mut pool = LocalPool::new();
+//! let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
 //! let evens = rs_impl::source::range(0u32..10)
 //!     .to_stream(4)
 //!     .filter(|x| futures::future::ready(x.as_ref().map_or(true, |x| x % 2 == 0)));
-//! let publisher = from_try_stream(evens, pool.spawner());
+//! let publisher = from_try_stream(evens, &runtime);
 //! let (s, result) = collect(RequestStrategy::Prefetch(2));
 //! publisher.subscribe(Box::new(s));
-//! pool.run();
 //! assert_eq!(result.wait().unwrap(), vec![0, 2, 4, 6, 8]);
 //! ```
 
+#[cfg(feature = "async-subscriber")]
 mod async_subscriber;
 pub(crate) mod calls;
 mod iter;
@@ -97,23 +76,22 @@ pub(crate) mod ring;
 mod sink;
 pub(crate) mod stream;
 mod task;
-mod thread;
 
 use rs_api::Publisher;
 
+#[cfg(feature = "async-subscriber")]
 pub use async_subscriber::{from_async, AsyncSubscriber};
 #[cfg(rs_loom)]
 #[doc(hidden)]
 pub use calls::break_request_guard_for_loom;
 pub use iter::{blocking_iter, BlockingIter};
 pub use publisher::{
-    from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, IslandSpawner,
-    StreamFnPublisher, StreamPublisher,
+    from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, StreamFnPublisher,
+    StreamPublisher,
 };
 pub use sink::sink_subscriber;
 pub use stream::{stream_subscriber, to_stream, PublisherStream, StreamSubscriber};
 pub use task::Completion;
-pub use thread::ThreadPerTask;
 
 /// The failures of the bridges themselves.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,81 +1,25 @@
 //! `Stream` → Publisher: [`StreamPublisher`] and [`StreamFnPublisher`], each subscription an
-//! island (a [`StreamSource`](crate::island::stages::StreamSource) feeding the island's
-//! output side) on the islands [`Runtime`] or any `futures::task::Spawn`.
+//! island (a [`StreamSource`](crate::flow::StreamSource) feeding the island's output side) on
+//! a [`Runtime`].
 
 use std::fmt;
-use std::future::Future;
 
-use futures::future::FutureObj;
 use futures::stream::Stream;
-use futures::task::Spawn;
 use rs_api::{BoxSubscriber, Publisher, SpecViolation};
 
 use crate::flow::{BoxStream, Flow, FromStream, NotBuilt};
-use crate::island::{Island, Runtime};
+use crate::island::Runtime;
 use crate::loom::sync::Mutex;
 
-/// Where the Stream → Publisher bridges run: each subscription is one
-/// [`Island`], handed to [`spawn_island`](Self::spawn_island).
-///
-/// Implemented for the islands [`Runtime`] (the default choice: futures' thread pool sized
-/// to the machine, with islands that yield properly there, or any executor through
-/// [`Runtime::from_spawner`]) and for **every `futures::task::Spawn`**: futures' `ThreadPool`
-/// or `LocalSpawner`, [`ThreadPerTask`](super::ThreadPerTask), tokio through a three-line
-/// adapter (see the [module docs](super)).
-///
-/// # Examples
-///
-/// ```
-/// use rs_api::Publisher;
-/// use rs_impl::compat::from_stream;
-/// use rs_impl::island::Runtime;
-/// use rs_impl::subscriber::{collect, RequestStrategy};
-///
-/// let runtime = Runtime::with_threads(1).unwrap();
-/// let publisher = from_stream(futures::stream::iter(0..3u8), runtime.clone());
-/// let (s, result) = collect(RequestStrategy::Unbounded);
-/// publisher.subscribe(Box::new(s));
-/// assert_eq!(result.wait().unwrap(), vec![0, 1, 2]);
-/// ```
-pub trait IslandSpawner {
-    /// Hands `island` to the executor. If the executor refuses it (it shut down), the island
-    /// is dropped: its stages stop, and the subscriber is dropped without a terminal signal,
-    /// as on a cancel (a ready-made subscriber's handle then reports
-    /// [`Cancelled`](crate::subscriber::Cancelled)).
-    fn spawn_island(&self, island: Island);
-}
-
-impl IslandSpawner for Runtime {
-    fn spawn_island(&self, island: Island) {
-        self.spawn(island);
-    }
-}
-
-impl<S: Spawn + ?Sized> IslandSpawner for S {
-    fn spawn_island(&self, island: Island) {
-        spawn(self, island);
-    }
-}
-
-/// Spawns a task of the compat module on `spawner`. A refused task is dropped (each task's
-/// `Drop` tells its subscriber).
-pub(crate) fn spawn<S, F>(spawner: &S, task: F)
-where
-    S: Spawn + ?Sized,
-    F: Future<Output = ()> + Send + 'static,
-{
-    // The refused task has been dropped by now; nothing else to do.
-    let _refused = spawner.spawn_obj(FutureObj::new(Box::new(task)));
-}
-
 /// A `Stream` published as a Reactive Streams publisher (see [`from_stream`]).
-pub struct StreamPublisher<T, E> {
+#[must_use = "a publisher does nothing until it is subscribed to"]
+pub struct StreamPublisher<T> {
     /// The stream, until the first subscriber takes it.
     stream: Mutex<Option<BoxStream<T>>>,
-    executor: E,
+    runtime: Runtime,
 }
 
-impl<T, E> fmt::Debug for StreamPublisher<T, E> {
+impl<T> fmt::Debug for StreamPublisher<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamPublisher")
             .field("subscribed", &self.stream.lock().is_none())
@@ -83,8 +27,7 @@ impl<T, E> fmt::Debug for StreamPublisher<T, E> {
     }
 }
 
-/// Publishes `stream`, polling it on an island run by `executor`: the islands
-/// [`Runtime`], or any [`futures::task::Spawn`] (see [`IslandSpawner`]).
+/// Publishes `stream`, polling it on an island run on `runtime`.
 ///
 /// # Contract
 ///
@@ -113,32 +56,29 @@ impl<T, E> fmt::Debug for StreamPublisher<T, E> {
 /// * **The executor:** the island yields to it after
 ///   [`DEFAULT_BUDGET`](crate::island::DEFAULT_BUDGET) events per poll. If the executor
 ///   drops the island before the end, the subscriber is dropped without a terminal signal
-///   (see [`IslandSpawner::spawn_island`]).
+///   (see [`Runtime`]).
 ///
 /// # Examples
 ///
 /// ```
-/// use futures::executor::LocalPool;
 /// use rs_api::Publisher;
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
-/// let mut pool = LocalPool::new();
-/// let publisher = rs_impl::compat::from_stream(futures::stream::iter(0..5u32), pool.spawner());
+/// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
+/// let publisher = rs_impl::compat::from_stream(futures::stream::iter(0..5u32), &runtime);
 /// let (s, result) = collect(RequestStrategy::Prefetch(2));
 /// publisher.subscribe(Box::new(s));
-/// pool.run();
 /// assert_eq!(result.wait().unwrap(), vec![0, 1, 2, 3, 4]);
 /// ```
-pub fn from_stream<T, St, E>(stream: St, executor: E) -> StreamPublisher<T, E>
+pub fn from_stream<T, St>(stream: St, runtime: &Runtime) -> StreamPublisher<T>
 where
     St: Stream<Item = T> + Send + 'static,
     T: Send + 'static,
-    E: IslandSpawner,
 {
     use futures::StreamExt;
     StreamPublisher {
         stream: Mutex::new(Some(Box::pin(stream.map(Ok)))),
-        executor,
+        runtime: runtime.clone(),
     }
 }
 
@@ -150,37 +90,30 @@ where
 /// # Examples
 ///
 /// ```
-/// use futures::executor::LocalPool;
 /// use rs_api::{Error, Publisher};
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
-/// let mut pool = LocalPool::new();
+/// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
 /// let items = futures::stream::iter(vec![Ok(1), Err(Error::msg("bad reading")), Ok(3)]);
-/// let publisher = rs_impl::compat::from_try_stream(items, pool.spawner());
+/// let publisher = rs_impl::compat::from_try_stream(items, &runtime);
 /// let (s, result) = collect::<i32>(RequestStrategy::Unbounded);
 /// publisher.subscribe(Box::new(s));
-/// pool.run();
 /// assert_eq!(result.wait().unwrap_err().to_string(), "bad reading");
 /// ```
-pub fn from_try_stream<T, Er, St, E>(stream: St, executor: E) -> StreamPublisher<T, E>
+pub fn from_try_stream<T, Er, St>(stream: St, runtime: &Runtime) -> StreamPublisher<T>
 where
     St: Stream<Item = Result<T, Er>> + Send + 'static,
     Er: std::error::Error + Send + Sync + 'static,
     T: Send + 'static,
-    E: IslandSpawner,
 {
     use futures::TryStreamExt;
     StreamPublisher {
         stream: Mutex::new(Some(Box::pin(stream.map_err(super::into_error)))),
-        executor,
+        runtime: runtime.clone(),
     }
 }
 
-impl<T, E> Publisher<T> for StreamPublisher<T, E>
-where
-    T: Send + 'static,
-    E: IslandSpawner,
-{
+impl<T: Send + 'static> Publisher<T> for StreamPublisher<T> {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
         let stream = self.stream.lock().take();
         let Some(stream) = stream else {
@@ -196,21 +129,21 @@ where
                 .take()
                 .expect("a one-stream flow is materialised once")
         });
-        run(&flow, subscriber, &self.executor);
+        run(&flow, subscriber, &self.runtime);
     }
 }
 
-/// Materialises `flow` for `subscriber` (`on_subscribe` before this returns) and hands the
-/// island to `executor`.
-fn run<T, E>(flow: &Flow<FromStream<T>>, subscriber: BoxSubscriber<T>, executor: &E)
-where
-    T: Send + 'static,
-    E: IslandSpawner + ?Sized,
-{
+/// Materialises `flow` for `subscriber` (`on_subscribe` before this returns) and spawns the
+/// island on `runtime`.
+fn run<T: Send + 'static>(
+    flow: &Flow<FromStream<T>>,
+    subscriber: BoxSubscriber<T>,
+    runtime: &Runtime,
+) {
     match flow.into_island(subscriber) {
         Ok(mut island) => {
             island.start();
-            executor.spawn_island(island);
+            runtime.spawn(island);
         }
         Err(NotBuilt { subscriber, error }) => {
             crate::source::failed::<T>(error).subscribe(subscriber);
@@ -219,19 +152,20 @@ where
 }
 
 /// A publisher of a fresh stream per subscriber (see [`from_stream_fn`]).
-pub struct StreamFnPublisher<T, E> {
+#[must_use = "a publisher does nothing until it is subscribed to"]
+pub struct StreamFnPublisher<T> {
     flow: Flow<FromStream<T>>,
-    executor: E,
+    runtime: Runtime,
 }
 
-impl<T, E> fmt::Debug for StreamFnPublisher<T, E> {
+impl<T> fmt::Debug for StreamFnPublisher<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamFnPublisher").finish_non_exhaustive()
     }
 }
 
 /// Publishes a **fresh stream per subscriber**: `make` is called in each `subscribe`, and its
-/// stream is driven for that subscriber alone, on an island of its own run by `executor`.
+/// stream is driven for that subscriber alone, on an island of its own on `runtime`.
 ///
 /// The cold counterpart of [`from_stream`] (whose contract each subscription has, except
 /// that it is not unicast): any number of subscribers, each from the beginning of its own
@@ -242,31 +176,28 @@ impl<T, E> fmt::Debug for StreamFnPublisher<T, E> {
 /// # Examples
 ///
 /// ```
-/// use futures::executor::LocalPool;
 /// use rs_api::Publisher;
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
-/// let mut pool = LocalPool::new();
+/// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
 /// let publisher =
-///     rs_impl::compat::from_stream_fn(|| futures::stream::iter(1..=3u32), pool.spawner());
+///     rs_impl::compat::from_stream_fn(|| futures::stream::iter(1..=3u32), &runtime);
 /// let (a, ra) = collect(RequestStrategy::Prefetch(2));
 /// let (b, rb) = collect(RequestStrategy::OneByOne);
 /// publisher.subscribe(Box::new(a));
 /// publisher.subscribe(Box::new(b));
-/// pool.run();
 /// assert_eq!(ra.wait().unwrap(), vec![1, 2, 3]);
 /// assert_eq!(rb.wait().unwrap(), vec![1, 2, 3]);
 /// ```
-pub fn from_stream_fn<T, St, F, E>(make: F, executor: E) -> StreamFnPublisher<T, E>
+pub fn from_stream_fn<T, St, F>(make: F, runtime: &Runtime) -> StreamFnPublisher<T>
 where
     F: Fn() -> St + Send + Sync + 'static,
     St: Stream<Item = T> + Send + 'static,
     T: Send + 'static,
-    E: IslandSpawner,
 {
     StreamFnPublisher {
         flow: Flow::from_stream(make),
-        executor,
+        runtime: runtime.clone(),
     }
 }
 
@@ -276,40 +207,33 @@ where
 /// # Examples
 ///
 /// ```
-/// use futures::executor::LocalPool;
 /// use rs_api::{Error, Publisher};
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
-/// let mut pool = LocalPool::new();
+/// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
 /// let publisher = rs_impl::compat::from_try_stream_fn(
 ///     || futures::stream::iter(vec![Ok(1), Err(Error::msg("sensor gone"))]),
-///     pool.spawner(),
+///     &runtime,
 /// );
 /// let (s, result) = collect::<u8>(RequestStrategy::Unbounded);
 /// publisher.subscribe(Box::new(s));
-/// pool.run();
 /// assert_eq!(result.wait().unwrap_err().to_string(), "sensor gone");
 /// ```
-pub fn from_try_stream_fn<T, Er, St, F, E>(make: F, executor: E) -> StreamFnPublisher<T, E>
+pub fn from_try_stream_fn<T, Er, St, F>(make: F, runtime: &Runtime) -> StreamFnPublisher<T>
 where
     F: Fn() -> St + Send + Sync + 'static,
     St: Stream<Item = Result<T, Er>> + Send + 'static,
     Er: std::error::Error + Send + Sync + 'static,
     T: Send + 'static,
-    E: IslandSpawner,
 {
     StreamFnPublisher {
         flow: Flow::from_try_stream(make),
-        executor,
+        runtime: runtime.clone(),
     }
 }
 
-impl<T, E> Publisher<T> for StreamFnPublisher<T, E>
-where
-    T: Send + 'static,
-    E: IslandSpawner,
-{
+impl<T: Send + 'static> Publisher<T> for StreamFnPublisher<T> {
     fn subscribe(&self, subscriber: BoxSubscriber<T>) {
-        run(&self.flow, subscriber, &self.executor);
+        run(&self.flow, subscriber, &self.runtime);
     }
 }

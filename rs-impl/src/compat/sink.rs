@@ -4,16 +4,16 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use crate::island::Runtime;
 use futures::sink::Sink;
 use futures::stream::Stream;
-use futures::task::Spawn;
 use rs_api::Error;
 
 use super::stream::{PublisherStream, StreamSubscriber};
 use super::task::{spawn_consumer, Completion};
 
 /// Feeds a futures [`Sink`] from a publisher: returns the subscriber to subscribe and the
-/// [`Completion`] of the task (spawned on `spawner`) that drives the sink.
+/// [`Completion`] of the task (spawned on `runtime`) that drives the sink.
 ///
 /// # Contract
 ///
@@ -37,22 +37,21 @@ use super::task::{spawn_consumer, Completion};
 /// use futures::StreamExt;
 /// use rs_api::Publisher;
 ///
-/// let pool = futures::executor::ThreadPool::new().unwrap();
+/// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
 /// let (tx, rx) = futures::channel::mpsc::channel::<u32>(4); // a bounded sink
-/// let (subscriber, done) = rs_impl::compat::sink_subscriber(tx, &pool);
+/// let (subscriber, done) = rs_impl::compat::sink_subscriber(tx, &runtime);
 /// rs_impl::source::range(0u32..10).subscribe(Box::new(subscriber));
 /// let received: Vec<u32> = futures::executor::block_on(rx.collect());
 /// done.wait().unwrap();
 /// assert_eq!(received, (0..10).collect::<Vec<_>>());
 /// ```
-pub fn sink_subscriber<T, Si, S>(sink: Si, spawner: &S) -> (StreamSubscriber<T>, Completion)
+pub fn sink_subscriber<T, Si>(sink: Si, runtime: &Runtime) -> (StreamSubscriber<T>, Completion)
 where
     T: Send + 'static,
     Si: Sink<T> + Send + 'static,
     Si::Error: std::error::Error + Send + Sync + 'static,
-    S: Spawn + ?Sized,
 {
-    spawn_consumer(spawner, 1, move |stream| Feed {
+    spawn_consumer(runtime, 1, move |stream| Feed {
         sink: Box::pin(sink),
         stream,
         flushed: true,

@@ -9,12 +9,11 @@ use std::task::{Context, Poll};
 
 use futures::channel::oneshot;
 use futures::future::{AbortHandle, Abortable, FutureExt};
-use futures::task::Spawn;
 use rs_api::Error;
 
-use super::publisher::spawn;
 use super::stream::{stream_subscriber, PublisherStream, StreamSubscriber};
 use super::CompatError;
+use crate::island::Runtime;
 use crate::panics;
 use crate::subscriber::Cancelled;
 
@@ -47,16 +46,15 @@ impl Completion {
     /// # Examples
     ///
     /// ```
-    /// use futures::executor::LocalPool;
     /// use rs_api::Publisher;
     /// use rs_impl::subscriber::Cancelled;
     ///
-    /// let mut pool = LocalPool::new();
+    /// let runtime = rs_impl::island::Runtime::with_threads(1).unwrap();
     /// let (sink, _rx) = futures::channel::mpsc::channel::<u8>(1);
-    /// let (s, done) = rs_impl::compat::sink_subscriber(sink, &pool.spawner());
+    /// let (s, done) = rs_impl::compat::sink_subscriber(sink, &runtime);
     /// rs_impl::source::never().subscribe(Box::new(s));
     /// done.cancel();
-    /// let outcome = pool.run_until(done);
+    /// let outcome = done.wait();
     /// assert!(outcome.unwrap_err().is::<Cancelled>());
     /// ```
     pub fn cancel(&self) {
@@ -87,18 +85,17 @@ impl Future for Completion {
     }
 }
 
-/// Spawns `consume(stream)` on `spawner` for a fresh [`PublisherStream`] of `prefetch`, and
+/// Spawns `consume(stream)` on `runtime` for a fresh [`PublisherStream`] of `prefetch`, and
 /// returns the subscriber that feeds it with the [`Completion`] of the task. The task is
 /// cancellable (the stream is dropped, so the subscription is cancelled) and a panic in it
 /// becomes [`CompatError::SubscriberPanicked`].
-pub(crate) fn spawn_consumer<T, S, F, Fut>(
-    spawner: &S,
+pub(crate) fn spawn_consumer<T, F, Fut>(
+    runtime: &Runtime,
     prefetch: usize,
     consume: F,
 ) -> (StreamSubscriber<T>, Completion)
 where
     T: Send + 'static,
-    S: Spawn + ?Sized,
     F: FnOnce(PublisherStream<T>) -> Fut,
     Fut: Future<Output = Result<(), Error>> + Send + 'static,
 {
@@ -109,7 +106,7 @@ where
         AssertUnwindSafe(consume(stream)).catch_unwind(),
         registration,
     );
-    spawn(spawner, async move {
+    runtime.spawn(async move {
         let outcome = match work.await {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(payload)) => Err(CompatError::SubscriberPanicked {

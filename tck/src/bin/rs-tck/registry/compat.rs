@@ -11,22 +11,21 @@
 //! | `compat::sink_subscriber(drain)` | subscriber whitebox, blackbox | `futures::sink::drain()`; the puppet's `signal_cancel` is the completion's `cancel` |
 //! | `compat::from_async(Prefetch 4)` | subscriber whitebox, blackbox | an `AsyncSubscriber` that accepts everything; cancel as above |
 //!
-//! The stream publishers run each subscription as an island; the executor ([`Exec`], a
-//! `futures::task::Spawn`, so that the registry also shows that any `Spawn` works) is one
+//! The stream publishers run each subscription as an island; the runtime (`exec()`, built
+//! with `Runtime::from_spawn`, so that the registry also shows that any `Spawn` works) is one
 //! futures `ThreadPool` for the whole run; in the loom build it is
-//! [`rs_impl::compat::ThreadPerTask`] (a facade thread per task), so that loom sees the
+//! `Runtime::thread_per_task` (a facade thread per task), so that loom sees the
 //! islands. The consumer-side adapters (`sink_subscriber`, `from_async`) spawn their tasks on
 //! the same executor.
 
 use std::ops::ControlFlow;
 
-use futures::future::FutureObj;
-use futures::task::{Spawn, SpawnError};
 use rs_api::{BoxSubscriber, Error, Publisher, Subscriber};
 use rs_impl::compat::{
     from_async, from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, sink_subscriber,
     AsyncSubscriber, Completion, PublisherCompat,
 };
+use rs_impl::island::Runtime;
 use rs_impl::source;
 use rs_tck::loom;
 use rs_tck::publisher::{self, PublisherVerification};
@@ -60,33 +59,26 @@ pub(crate) fn loom_suites() -> Vec<Suite> {
     ]
 }
 
-/// The executor of every compat entry.
-#[derive(Debug, Clone, Copy)]
-struct Exec;
-
-impl Spawn for Exec {
-    fn spawn_obj(&self, future: FutureObj<'static, ()>) -> Result<(), SpawnError> {
+/// The runtime of every compat entry: a futures thread pool of two threads (`Runtime::from_spawn`,
+/// so that the registry also shows that any `Spawn` works) for the whole run; in the loom
+/// build a facade thread per task, so that loom sees the tasks.
+fn exec() -> &'static Runtime {
+    static RT: std::sync::OnceLock<Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
         #[cfg(not(rs_loom))]
         {
-            pool().spawn_obj(future)
+            Runtime::from_spawn(
+                futures::executor::ThreadPool::builder()
+                    .pool_size(2)
+                    .name_prefix("rs-tck-compat-")
+                    .create()
+                    .expect("a futures thread pool"),
+            )
         }
         #[cfg(rs_loom)]
         {
-            rs_impl::compat::ThreadPerTask.spawn_obj(future)
+            Runtime::thread_per_task()
         }
-    }
-}
-
-/// One futures thread pool for the whole run.
-#[cfg(not(rs_loom))]
-fn pool() -> &'static futures::executor::ThreadPool {
-    static POOL: std::sync::OnceLock<futures::executor::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        futures::executor::ThreadPool::builder()
-            .pool_size(2)
-            .name_prefix("rs-tck-compat-")
-            .create()
-            .expect("a futures thread pool")
     })
 }
 
@@ -102,12 +94,12 @@ impl PublisherVerification for FromStream {
     type Item = u64;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        from_stream(futures::stream::iter(0..elements), Exec)
+        from_stream(futures::stream::iter(0..elements), exec())
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         let one = futures::stream::iter([Err::<u64, Error>(failed_error())]);
-        Some(from_try_stream(one, Exec))
+        Some(from_try_stream(one, exec()))
     }
 }
 
@@ -119,13 +111,13 @@ impl PublisherVerification for FromStreamFn {
     type Item = u64;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        from_stream_fn(move || futures::stream::iter(0..elements), Exec)
+        from_stream_fn(move || futures::stream::iter(0..elements), exec())
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         Some(from_try_stream_fn(
             || futures::stream::iter([Err::<u64, Error>(failed_error())]),
-            Exec,
+            exec(),
         ))
     }
 }
@@ -167,12 +159,12 @@ impl PublisherVerification for RoundTrip {
     type Item = u64;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        from_try_stream(source::range(0..elements).to_stream(8), Exec)
+        from_try_stream(source::range(0..elements).to_stream(8), exec())
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
         let stream = source::failed::<u64>(failed_error()).to_stream(8);
-        Some(from_try_stream(stream, Exec))
+        Some(from_try_stream(stream, exec()))
     }
 }
 
@@ -197,11 +189,11 @@ impl Adapter {
     fn make(self) -> (BoxSubscriber<u64>, Completion) {
         match self {
             Adapter::Sink => {
-                let (s, done) = sink_subscriber(futures::sink::drain(), &Exec);
+                let (s, done) = sink_subscriber(futures::sink::drain(), exec());
                 (Box::new(s), done)
             }
             Adapter::Async => {
-                let (s, done) = from_async(Accept, 4, &Exec);
+                let (s, done) = from_async(Accept, 4, exec());
                 (Box::new(s), done)
             }
         }
