@@ -287,7 +287,7 @@ pub(crate) fn stage_table_moves_between_threads(finish: bool, broken: bool) {
     g.add_stage(sink);
     let mut interpreter = g.build().expect("three stages, two connections");
     if broken {
-        interpreter.break_stage_table_for_loom();
+        rs_impl::loom::inject(rs_impl::loom::Fault::StageRelease);
     }
     interpreter.execute(2);
     let t = thread::spawn(move || {

@@ -1,0 +1,81 @@
+//! The fused-stage interpreter (seed 002; Pekko's `GraphInterpreter` with #2985, #2986 and
+//! #3373).
+//!
+//! # Model
+//!
+//! The interpreter owns the stages (`logics`) and the connections (`Core::conns`); each
+//! connection joins one out-port to one in-port and holds:
+//!
+//! * `state`, a bitfield. The low four bits are a one-hot state machine — `IN_READY` (1),
+//!   `PULLING` (2), `PUSHING` (4), `OUT_READY` (8) — and sticky flags sit above: `IN_CLOSED`
+//!   (16), `OUT_CLOSED` (32), `IN_FAILED` (64). Transitions XOR fixed masks so the flags stay
+//!   untouched: pull start `0011`, pull end `1010`, push start `1100`, push end `0101`.
+//! * a **typed slot**: an `Option<T>` in its own allocation, made once when the connection is
+//!   made, reached through a raw pointer and checked against the connection's `TypeId` on every
+//!   access. Elements are never boxed per hop; the interpreter schedules connection indices
+//!   only.
+//! * its two owners (stage indices), and, in the stage table's dispatch table, copies of the
+//!   two owners' stage pointers: an event reaches its handler in one load from its connection
+//!   (the owner index stays for everything else).
+//!
+//! Events live in a power-of-two ring of connection indices (`u32`), sized to the number of
+//! connections: there is at most one pending event per connection, because an event is only
+//! enqueued by the transition that starts it, and the decoder reads what happened from the
+//! state bits. The one exception — push then close on one connection — is decoded as the push
+//! first, after which the connection is enqueued again for the close.
+//!
+//! Decoding, in priority order: PUSH (`PUSHING`, neither closed flag); PULL; CANCEL
+//! (`IN_CLOSED` only: the out-owner gets `on_downstream_finish`); COMPLETE or FAIL
+//! (`OUT_CLOSED` only: a pending push goes first, then `on_upstream_finish` or
+//! `on_upstream_failure`). The queue is FIFO, which makes the interpreter fair.
+//!
+//! # Chasing
+//!
+//! A push or pull made inside a handler goes into the single `chased_push` / `chased_pull`
+//! slot when the chase counter is positive and the slot is free, and is then processed right
+//! after the handler, with no enqueue, dequeue or decode. The counter is reset to
+//! `min(CHASE_LIMIT = 16, budget left)` for every dequeued event; chased events do not use the
+//! budget. Chasing is aborted (the connection goes back to the queue, to be decoded) when
+//! `complete` or `fail` hits a chased push (push-then-close must be decoded), when `cancel`
+//! hits a chased pull, and when a handler panics (the counter drops to zero and both chased
+//! slots are enqueued). The counter is zero outside [`Interpreter::execute`], so events from
+//! outside always enqueue.
+//!
+//! # Finalisation
+//!
+//! Each stage has a shutdown counter: its number of ports, with `KEEP_GOING` or'ed in while the
+//! stage asked to stay alive. Closing a port decrements its owner's counter; a counter that
+//! reaches zero adds one to `pending_finalizations`. After each event the interpreter looks at
+//! that **counter** — one load and a branch, the gate of Pekko #2986 — and only when it is
+//! positive runs the finalisation: first the O(1) fast path (the stage that just ran), then,
+//! only while the counter stays positive (a cascade), a scan of the stages in order, looped
+//! because `post_stop` may complete more stages (Pekko #3373). Finalising calls `post_stop`
+//! exactly once and drops the stage (its state is released); elements left in its in-port
+//! slots are dropped too, while an element pushed to its downstream just before completion
+//! stays available there. [`Interpreter::set_finalisation_gate`] turns the gate off (every
+//! event then checks the active stage, as before #2986), for the benchmark.
+//!
+//! # Fusion
+//!
+//! The interpreter runs whatever stages it is given. Linear operators are fused before they
+//! get here, by the compiler: a [`Flow`](crate::flow::Flow) (or one
+//! [`OperatorStage`](crate::flow::OperatorStage) per operator, for a graph wired by hand)
+//! makes one stage of a whole run of them.
+//!
+//! # Fuzzing
+//!
+//! [`Interpreter::set_fuzzing`] turns chasing off and dequeues in a pseudo-random order, so
+//! tests can check that their outcome does not depend on the scheduling order.
+
+mod build;
+mod core;
+mod run;
+mod table;
+
+pub use self::build::{BuildError, GraphBuilder};
+pub(crate) use self::core::Core;
+pub use self::core::{Ctx, Stats, CHASE_LIMIT};
+pub(crate) use self::run::panic_error;
+pub use self::run::Interpreter;
+#[allow(unused_imports)]
+use self::{build::*, core::*, run::*, table::*};
