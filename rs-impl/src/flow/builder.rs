@@ -9,7 +9,8 @@ use rs_api::{BoxSubscriber, Error, Publisher};
 
 use super::operator::Operator;
 use super::ops::{Filter, Fold, Identity, Map, Scan, Skip, Take};
-use super::publisher::{islands_for, FlowPublisher, NotBuilt, Plan};
+use super::plan::Plan;
+use super::publisher::{islands_for, FlowPublisher, NotBuilt};
 use super::shape::{
     Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape,
     SharedPublisher, Via,
@@ -185,7 +186,8 @@ impl<T: Send + 'static> Flow<FromPublisher<T>> {
         );
         let any: &dyn Any = &publisher;
         if let Some(ours) = any.downcast_ref::<FlowPublisher<T>>() {
-            return Flow::from_shape(FromPublisher::flow(ours.clone(), buffer));
+            let (plan, runtime) = ours.parts();
+            return Flow::from_shape(FromPublisher::flow(plan, runtime, buffer));
         }
         Self::from_shared_publisher(StdArc::new(publisher), buffer)
     }

@@ -20,8 +20,8 @@ use std::sync::Arc as StdArc;
 
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
+use super::blueprint::SubscriberSlot;
 use super::exit::{emitted_without_room, Closing, Exit, Step};
-use super::publisher::SubscriberSlot;
 use crate::boundary::output::RingOut;
 use crate::demand::Demand;
 use crate::island::{Ctx, Notifier, RunEnd};

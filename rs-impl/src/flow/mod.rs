@@ -68,12 +68,15 @@
 //! assert_eq!(h.wait().unwrap(), vec![6, 12, 18, 24, 30, 36, 42, 48, 54, 60]);
 //! ```
 
+mod blueprint;
 mod builder;
 mod edge;
 mod entry;
 mod exit;
 mod operator;
 pub mod ops;
+mod plan;
+mod processor;
 mod publisher;
 mod segment;
 mod shape;
@@ -82,7 +85,8 @@ mod stream;
 
 pub use builder::{BoxFlow, Flow, DEFAULT_INPUT_BUFFER};
 pub use operator::{Emit, Operator, Signal};
-pub use publisher::{FlowPublisher, IslandProcessor, NotBuilt};
+pub use processor::IslandProcessor;
+pub use publisher::{FlowPublisher, NotBuilt};
 pub use shape::{
     Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape,
     SharedPublisher, Via,

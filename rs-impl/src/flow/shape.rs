@@ -15,18 +15,18 @@ use std::sync::Arc as StdArc;
 
 use rs_api::Publisher;
 
+use super::blueprint::{spawn_into, Blueprint};
 use super::edge::RingExit;
 use super::entry::{IterEntry, PortEntry, RingEntry};
 use super::exit::{Exit, OpExit, PortExit};
 use super::operator::Operator;
-use super::publisher::FlowPublisher;
 use super::segment::Segment;
 use super::stream::{BoxStream, StreamSource};
 use crate::boundary::input::RingIn;
 use crate::boundary::output::RingOut;
 use crate::boundary::ring::{Producer, Shared};
 use crate::boundary::BoundaryConfig;
-use crate::island::{BuildError, GraphBuilder, Inlet, Interpreter, Outlet, Stage};
+use crate::island::{BuildError, GraphBuilder, Inlet, Interpreter, Outlet, Runtime, Stage};
 use crate::loom::sync::Arc;
 
 /// A publisher shared by every materialisation of a flow that reads it.
@@ -124,14 +124,14 @@ where
 /// writes batches straight into this island's input buffer).
 enum Upstream<T> {
     Publisher(SharedPublisher<T>),
-    Flow(FlowPublisher<T>),
+    Flow(StdArc<dyn Blueprint<T>>, Runtime),
 }
 
 impl<T> Clone for Upstream<T> {
     fn clone(&self) -> Self {
         match self {
             Upstream::Publisher(p) => Upstream::Publisher(p.clone()),
-            Upstream::Flow(p) => Upstream::Flow(p.clone()),
+            Upstream::Flow(p, r) => Upstream::Flow(p.clone(), r.clone()),
         }
     }
 }
@@ -167,9 +167,9 @@ impl<T: Send + 'static> FromPublisher<T> {
         }
     }
 
-    pub(crate) fn flow(publisher: FlowPublisher<T>, buffer: usize) -> Self {
+    pub(crate) fn flow(plan: StdArc<dyn Blueprint<T>>, runtime: Runtime, buffer: usize) -> Self {
         FromPublisher {
-            upstream: Upstream::Flow(publisher),
+            upstream: Upstream::Flow(plan, runtime),
             buffer,
         }
     }
@@ -184,15 +184,15 @@ impl<T: Send + 'static> Shape for FromPublisher<T> {
             Upstream::Publisher(p) => {
                 b.segment(RingEntry::new(RingIn::new(shared, Some(p.clone()))), exit);
             }
-            Upstream::Flow(p) => {
+            Upstream::Flow(plan, runtime) => {
                 {
                     let mut control = shared.control();
                     shared.claim(Producer::Internal, &mut control);
                 }
-                let upstream = p.clone();
+                let (plan, runtime) = (plan.clone(), runtime.clone());
                 let producer = shared.clone();
                 let entry = RingEntry::new(RingIn::new(shared, None))
-                    .with_upstream(Box::new(move || upstream.spawn_into(producer)));
+                    .with_upstream(Box::new(move || spawn_into(&*plan, &runtime, producer)));
                 b.segment(entry, exit);
             }
         }

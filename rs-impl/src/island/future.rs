@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 
 use super::interpreter::Interpreter;
 use super::mailbox::Mailbox;
-use super::stage::RunEnd;
+use super::port::RunEnd;
 use crate::loom::sync::Arc;
 
 /// Dequeued events (and asynchronous inputs) an island processes per `poll` before it yields

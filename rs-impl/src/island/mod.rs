@@ -59,16 +59,19 @@
 mod future;
 pub mod interpreter;
 mod mailbox;
+mod port;
 mod runtime;
 pub mod stage;
 pub mod stages;
 
 pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
 pub(crate) use interpreter::panic_error;
+pub use interpreter::Ctx;
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};
 pub use mailbox::Notifier;
+pub use port::{Inlet, Outlet, PortId, Ports, RunEnd};
 pub use runtime::{Runtime, RuntimeError};
-pub use stage::{Ctx, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
+pub use stage::Stage;
 
 /// What fails a stream inside an island.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

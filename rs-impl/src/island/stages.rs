@@ -8,7 +8,9 @@ use std::fmt;
 
 use rs_api::Error;
 
-use super::stage::{Ctx, Inlet, PortId, Ports, Stage};
+use super::interpreter::Ctx;
+use super::port::{Inlet, PortId, Ports};
+use super::stage::Stage;
 use crate::loom::sync::{Arc, Mutex};
 
 /// The elements so far, and how the stream ended (`None` while it runs).

@@ -6,11 +6,16 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::super::mailbox::Mailbox;
-use super::super::stage::{Inlet, Outlet, PortId, Ports, Stage};
+use super::super::port::{Inlet, Outlet, PortId, Ports};
+use super::super::stage::Stage;
+use super::core::{
+    clear_slot, free_slot, Conn, Core, DropSlot, SlotOps, Stats, IN_READY, NO_EVENT, NO_STAGE,
+    OUTLET_BIT,
+};
+use super::run::Interpreter;
+use super::table::Stages;
 use crate::loom::sync::Arc;
 use crate::panics as report;
-
-use super::*;
 
 /// Why a graph could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

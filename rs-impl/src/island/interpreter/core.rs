@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use rs_api::Error;
 
 use super::super::mailbox::{Mailbox, Notifier};
-use super::super::stage::{Inlet, Outlet};
+use super::super::port::{Inlet, Outlet};
 use super::super::IslandError;
 use crate::loom::sync::Arc;
 use crate::panics as report;

@@ -73,9 +73,7 @@ mod run;
 mod table;
 
 pub use self::build::{BuildError, GraphBuilder};
-pub(crate) use self::core::Core;
+
 pub use self::core::{Ctx, Stats, CHASE_LIMIT};
 pub(crate) use self::run::panic_error;
 pub use self::run::Interpreter;
-#[allow(unused_imports)]
-use self::{build::*, core::*, run::*, table::*};

@@ -8,12 +8,15 @@ use std::ptr::NonNull;
 use rs_api::Error;
 
 use super::super::mailbox::Mailbox;
-use super::super::stage::{PortId, Ports, RunEnd, Stage};
+use super::super::port::{PortId, RunEnd};
 use super::super::IslandError;
+use super::core::{
+    Core, Ctx, Stats, CHASE_LIMIT, IN_CLOSED, IN_FAILED, NO_EVENT, OUTLET_BIT, OUT_CLOSED, PULLING,
+    PULL_END, PUSHING, PUSH_END,
+};
+use super::table::Stages;
 use crate::loom::sync::Arc;
 use crate::panics as report;
-
-use super::*;
 
 /// The interpreter of one island: runs its stages' handlers for the events on their ports.
 ///
@@ -526,20 +529,6 @@ impl Interpreter {
     pub(crate) fn mailbox(&self) -> &Arc<Mailbox> {
         &self.core.mailbox
     }
-}
-
-/// What stands in a finalised stage's place: no ports, and every event ignored (none can
-/// reach it: its ports are all closed). A zero-sized type, so putting it in a `Box` does not
-/// allocate.
-pub(super) struct Released;
-
-impl Stage for Released {
-    fn ports(&self, _: &mut Ports) {}
-    fn on_push(&mut self, _: PortId, _: &mut Ctx<'_>) {}
-    fn on_pull(&mut self, _: PortId, _: &mut Ctx<'_>) {}
-    fn on_upstream_finish(&mut self, _: PortId, _: &mut Ctx<'_>) {}
-    fn on_upstream_failure(&mut self, _: PortId, _: Error, _: &mut Ctx<'_>) {}
-    fn on_downstream_finish(&mut self, _: PortId, _: &mut Ctx<'_>) {}
 }
 
 /// Clears one slot when dropped (so `drop_guarded` can contain a panicking element drop).

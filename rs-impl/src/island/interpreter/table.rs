@@ -3,10 +3,13 @@
 
 use std::ptr::NonNull;
 
+use rs_api::Error;
+
+use super::super::port::{PortId, Ports};
 use super::super::stage::Stage;
 use crate::panics as report;
 
-use super::*;
+use super::core::{Conn, Ctx, OUTLET_BIT};
 
 /// A stage owned through the pointer [`Box::leak`] gave (freed by [`Stages`]'s `Drop`).
 pub(super) type StagePtr = NonNull<dyn Stage>;
@@ -126,4 +129,18 @@ impl Drop for Stages {
             report::drop_guarded(b);
         }
     }
+}
+
+/// What stands in a finalised stage's place: no ports, and every event ignored (none can
+/// reach it: its ports are all closed). A zero-sized type, so putting it in a `Box` does not
+/// allocate.
+pub(super) struct Released;
+
+impl Stage for Released {
+    fn ports(&self, _: &mut Ports) {}
+    fn on_push(&mut self, _: PortId, _: &mut Ctx<'_>) {}
+    fn on_pull(&mut self, _: PortId, _: &mut Ctx<'_>) {}
+    fn on_upstream_finish(&mut self, _: PortId, _: &mut Ctx<'_>) {}
+    fn on_upstream_failure(&mut self, _: PortId, _: Error, _: &mut Ctx<'_>) {}
+    fn on_downstream_finish(&mut self, _: PortId, _: &mut Ctx<'_>) {}
 }
