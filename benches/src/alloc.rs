@@ -3,7 +3,7 @@
 //! [`CountingAlloc`] forwards to [`System`] and adds each allocation to two process-wide atomic
 //! counters (relaxed `fetch_add`s). It counts on **every thread**, including threads a scenario
 //! spawns (the consumer side of a pipeline, a tokio worker), which a thread-local profiler such
-//! as divan's `AllocProfiler` would miss (design/peers.md §6).
+//! as divan's `AllocProfiler` would miss.
 //!
 //! What counts: each `alloc`/`alloc_zeroed` adds 1 allocation and its size; each `realloc`
 //! adds 1 allocation and the size of the new block (a growing `Vec` pays for every move).

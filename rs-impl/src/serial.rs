@@ -63,8 +63,8 @@ use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 /// The state sits in a cell that only the drainer touches, handed from one drainer to the next
 /// by the counter alone (the RxJava/Reactor shape). It used to sit behind a mutex as well; the
 /// lock was uncontended by construction but cost two more atomic read-modify-writes per drain,
-/// which a producer-driven publisher pays per element (the fanout's `send`: 4 → 2, about
-/// 17 ns per element on the 2-core benchmark machine; see issue #11's closing note). The loom
+/// which a producer-driven publisher pays per element (the fanout's `send`: 4 → 2; the
+/// figures are in `docs/benchmarks.md`). The loom
 /// models of `rs-impl/tests/loom/drain.rs` and every source, processor and fanout model check
 /// the hand-over: loom reports any access to the cell that is not ordered after the previous
 /// drainer's (a `Relaxed` counter makes them fail).
