@@ -52,6 +52,7 @@ pub struct IslandStats {
 /// futures::executor::block_on(island);
 /// assert_eq!(seen.take().unwrap().unwrap(), vec![0, 1, 2, 3, 4]);
 /// ```
+#[must_use = "an island does nothing unless it is polled: spawn it on a Runtime"]
 pub struct Island {
     interpreter: Interpreter,
     mailbox: Arc<Mailbox>,
@@ -66,7 +67,7 @@ pub struct Island {
 }
 
 /// Reschedules a yielding island behind the other ready tasks of its executor.
-pub type Yielder = StdArc<dyn Fn(Waker) + Send + Sync>;
+pub(crate) type Yielder = StdArc<dyn Fn(Waker) + Send + Sync>;
 
 impl fmt::Debug for Island {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -115,14 +116,7 @@ impl Island {
     /// `ThreadPool` instead polls such a task again at once, so the default
     /// [`Runtime`](super::Runtime) hands the waker to a task spawned behind the others.
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// let i = rs_impl::island::Island::new(rs_impl::island::GraphBuilder::new().build().unwrap());
-    /// let i = i.with_yielder(std::sync::Arc::new(|w: std::task::Waker| w.wake()));
-    /// # drop(i);
-    /// ```
-    pub fn with_yielder(mut self, yielder: Yielder) -> Self {
+    pub(crate) fn with_yielder(mut self, yielder: Yielder) -> Self {
         self.yielder = Some(yielder);
         self
     }

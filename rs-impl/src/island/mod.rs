@@ -64,7 +64,7 @@ mod runtime;
 pub mod stage;
 pub mod stages;
 
-pub use future::{Island, IslandStats, Yielder, DEFAULT_BUDGET};
+pub use future::{Island, IslandStats, DEFAULT_BUDGET};
 pub(crate) use interpreter::panic_error;
 pub use interpreter::Ctx;
 pub use interpreter::{BuildError, GraphBuilder, Interpreter, Stats};

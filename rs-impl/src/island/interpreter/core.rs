@@ -33,7 +33,7 @@ pub(super) const NO_EVENT: u32 = u32::MAX;
 /// "No stage" for `active`.
 pub(super) const NO_STAGE: u32 = u32::MAX;
 /// Chased events allowed per dequeued event.
-pub const CHASE_LIMIT: u64 = 16;
+pub(crate) const CHASE_LIMIT: u64 = 16;
 
 /// One connection: out-port of `out_owner` to in-port of `in_owner`.
 pub(super) struct Conn {

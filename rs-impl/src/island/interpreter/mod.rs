@@ -74,6 +74,6 @@ mod table;
 
 pub use self::build::{BuildError, GraphBuilder};
 
-pub use self::core::{Ctx, Stats, CHASE_LIMIT};
+pub use self::core::{Ctx, Stats};
 pub(crate) use self::run::panic_error;
 pub use self::run::Interpreter;

@@ -509,6 +509,7 @@ impl Interpreter {
     /// let mut i = rs_impl::island::GraphBuilder::new().build().unwrap();
     /// i.set_finalisation_gate(false);
     /// ```
+    #[doc(hidden)]
     pub fn set_finalisation_gate(&mut self, enabled: bool) {
         self.core.gate = enabled;
     }
@@ -522,6 +523,7 @@ impl Interpreter {
     /// let mut i = rs_impl::island::GraphBuilder::new().build().unwrap();
     /// i.set_fuzzing(Some(42));
     /// ```
+    #[doc(hidden)]
     pub fn set_fuzzing(&mut self, seed: Option<u64>) {
         self.core.fuzz = seed.map(|s| s | 1);
     }
