@@ -562,11 +562,6 @@ impl<C: Channel> Inlet<C> {
         }
     }
 
-    /// The channel.
-    pub(crate) fn chan(&self) -> &Arc<C> {
-        &self.chan
-    }
-
     #[inline]
     pub(crate) fn try_send(&self, item: C::Item) -> Result<(), TrySendError<C::Item>> {
         self.chan.try_send(item)

@@ -1,6 +1,8 @@
 //! Behaviour of the fanout through its public API: our versions of the thirteen cases of
-//! Pekko's `FanoutPublisherBehaviorSpec` (design/seed-designs.md §A.9; `pekko_…` tests), then
-//! the producer handle (`try_send`, blocking and async `send`, `complete`, `fail`, drop), the
+//! Pekko's `FanoutPublisherBehaviorSpec` (Pekko PR #2874; `pekko_…` tests), then the
+//! producer handle (`try_send`, `blocking_send`, `send().await`, `complete`, `fail`, drop,
+//! clones, the `Sink`), the shutdown rules (issue 20: a vanished producer, nobody left to
+//! receive, the last subscriber leaving), the
 //! processor's upstream side, and the contract items of the module docs (backpressure, late
 //! subscribers, cancel, `request(0)`, panics, memory).
 #![cfg(not(rs_loom))]
@@ -10,7 +12,6 @@
 mod support;
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
@@ -20,9 +21,9 @@ use rs_api::{
     Error, Publisher, PublisherExt, SpecViolation, Subscriber, SubscriptionRef, UNBOUNDED,
 };
 use rs_impl::fanout::{
-    self, ConfigError, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy,
-    TimeoutMode, TrySendError,
+    self, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy, TimeoutMode,
 };
+use rs_impl::producer::{ProducerError, TrySendError};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
 use support::{quiet_deliberate_panics, Manual};
@@ -121,7 +122,7 @@ fn processor(
     initial: usize,
     max: usize,
 ) -> (FanoutProcessor<u64>, Arc<Manual>, FanoutProcessor<u64>) {
-    let p = FanoutProcessor::new(FanoutConfig::with_capacities(initial, max).unwrap());
+    let p = FanoutProcessor::with_config(FanoutConfig::new(max).grow_from(initial));
     let up = Arc::new(Manual::default());
     let mut upstream_side = p.clone();
     upstream_side.on_subscribe(up.clone());
@@ -229,7 +230,7 @@ fn pekko_active_and_late_subscribers_complete() {
 
 #[test]
 fn pekko_multiple_active_subscribers_complete() {
-    let p = FanoutProcessor::<u64>::new(FanoutConfig::new(4).unwrap());
+    let p = FanoutProcessor::<u64>::with_config(FanoutConfig::new(4));
     let probes: Vec<Probe> = (0..3).map(|_| Probe::new(UNBOUNDED)).collect();
     for s in &probes {
         p.subscribe(Box::new(s.clone()));
@@ -272,15 +273,16 @@ fn pekko_one_of_two_cancels_before_completion_and_the_other_keeps_running() {
 #[test]
 fn pekko_two_concurrent_subscribers_get_the_same_elements_and_complete() {
     for _ in 0..20 {
-        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+        let (tx, p) = fanout::channel::<u64>(4);
         let (a, ra) = collect(RequestStrategy::OneByOne);
         let (b, rb) = collect(RequestStrategy::Prefetch(2));
         p.subscribe(Box::new(a));
         p.subscribe(Box::new(b));
         let producer = std::thread::spawn(move || {
             for i in 1..=3 {
-                tx.send(i).unwrap();
+                tx.blocking_send(i).unwrap();
             }
+            tx.complete();
         });
         let ta = std::thread::spawn(move || ra.wait().unwrap());
         let tb = std::thread::spawn(move || rb.wait().unwrap());
@@ -348,9 +350,8 @@ fn pekko_last_subscriber_failing_cancels_upstream_and_late_ones_get_shutdown() {
 #[test]
 fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
     let config = FanoutConfig::new(4)
-        .unwrap()
         .subscription_timeout(Duration::from_millis(50), TimeoutMode::Cancel);
-    let p = FanoutProcessor::<u64>::new(config);
+    let p = FanoutProcessor::<u64>::with_config(config);
     let up = Arc::new(Manual::default());
     p.clone().on_subscribe(up.clone());
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -369,10 +370,9 @@ fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
     );
     // The channel's producer sees it closed.
     let config = FanoutConfig::new(4)
-        .unwrap()
         .subscription_timeout(Duration::from_millis(20), TimeoutMode::Cancel);
-    let (mut tx, _p) = fanout::channel::<u64>(config);
-    assert!(tx.send(1).is_ok(), "room before anyone subscribed");
+    let (tx, _p) = fanout::channel_with::<u64>(config);
+    assert!(tx.blocking_send(1).is_ok(), "room before anyone subscribed");
     let mut tries = 0;
     while !tx.is_closed() {
         tries += 1;
@@ -386,13 +386,13 @@ fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
 fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
     let warned = Arc::new(AtomicUsize::new(0));
     let w = warned.clone();
-    let config = FanoutConfig::new(4).unwrap().subscription_timeout(
+    let config = FanoutConfig::new(4).subscription_timeout(
         Duration::from_millis(20),
         TimeoutMode::Warn(Arc::new(move |_| {
             w.fetch_add(1, Ordering::SeqCst);
         })),
     );
-    let (mut tx, p) = fanout::channel::<u64>(config);
+    let (tx, p) = fanout::channel_with::<u64>(config);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while warned.load(Ordering::SeqCst) == 0 {
         assert!(std::time::Instant::now() < deadline, "never warned");
@@ -400,7 +400,7 @@ fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
     }
     let late = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(late.clone()));
-    tx.send(5).unwrap();
+    tx.blocking_send(5).unwrap();
     tx.complete();
     assert_eq!(late.events(), vec![Ev::Sub, Ev::Next(5), Ev::Complete]);
     assert_eq!(warned.load(Ordering::SeqCst), 1);
@@ -409,18 +409,18 @@ fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
 #[test]
 fn pekko_abrupt_termination_the_producer_panics() {
     quiet_deliberate_panics();
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let active = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(active.clone()));
     let producer = std::thread::spawn(move || {
-        let mut tx = tx;
-        tx.send(1).unwrap();
+        let tx = tx;
+        tx.blocking_send(1).unwrap();
         panic!("producer: deliberate panic");
     });
     assert!(producer.join().is_err());
     let late = Probe::new(1);
     p.subscribe(Box::new(late.clone()));
-    let crashed = Error::from(FanoutError::ProducerPanicked).to_string();
+    let crashed = Error::from(ProducerError::Panicked).to_string();
     assert_eq!(
         active.events(),
         vec![Ev::Sub, Ev::Next(1), Ev::Error(crashed.clone())]
@@ -436,7 +436,9 @@ fn pekko_abrupt_termination_the_producer_panics() {
 
 #[test]
 fn try_send_hands_the_element_back_when_full_or_closed() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(2).last_subscriber(LastSubscriberPolicy::CancelUpstream),
+    );
     let slow = Probe::new(0);
     p.subscribe(Box::new(slow.clone()));
     tx.try_send(1).unwrap();
@@ -445,24 +447,21 @@ fn try_send_hands_the_element_back_when_full_or_closed() {
     slow.request(1);
     tx.try_send(3).unwrap(); // the slowest read one: one slot free
     assert!(tx.try_send(4).unwrap_err().is_full());
-    slow.cancel(); // last subscriber gone: the channel closes (CancelUpstream)
+    slow.cancel(); // last subscriber gone: the channel closes (this policy)
     assert!(matches!(tx.try_send(4), Err(TrySendError::Closed(4))));
     assert!(tx.is_closed());
-    assert_eq!(tx.send(5).unwrap_err().into_inner(), 5);
-    assert_eq!(
-        futures::executor::block_on(tx.send_async(6)).unwrap_err().0,
-        6
-    );
+    assert_eq!(tx.blocking_send(5).unwrap_err().into_inner(), 5);
+    assert_eq!(futures::executor::block_on(tx.send(6)).unwrap_err().0, 6);
 }
 
 #[test]
 fn blocking_send_waits_for_space_and_resumes_when_the_slowest_reads() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     let slow = Probe::new(0);
     p.subscribe(Box::new(slow.clone()));
     let producer = std::thread::spawn(move || {
         for i in 0..10 {
-            tx.send(i).unwrap();
+            tx.blocking_send(i).unwrap();
         }
     });
     let mut requested = 0;
@@ -493,7 +492,9 @@ impl Wake for CountingWaker {
 
 #[test]
 fn async_send_is_woken_through_its_waker_when_space_frees() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(1).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(1).last_subscriber(LastSubscriberPolicy::CancelUpstream),
+    );
     let slow = Probe::new(0);
     p.subscribe(Box::new(slow.clone()));
     tx.try_send(0).unwrap();
@@ -501,12 +502,9 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
     let waker = Waker::from(counter.clone());
     let mut cx = Context::from_waker(&waker);
     {
-        let mut fut = tx.send_async(1);
-        assert!(
-            Pin::new(&mut fut).poll(&mut cx).is_pending(),
-            "full: pending"
-        );
-        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending(), "still full");
+        let mut fut = std::pin::pin!(tx.send(1));
+        assert!(fut.as_mut().poll(&mut cx).is_pending(), "full: pending");
+        assert!(fut.as_mut().poll(&mut cx).is_pending(), "still full");
         assert_eq!(counter.0.load(Ordering::SeqCst), 0, "no wake without space");
         slow.request(1); // delivers 0 on this thread, which frees the slot
         assert_eq!(
@@ -514,15 +512,12 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
             1,
             "woken once, by the drain that freed space"
         );
-        assert!(matches!(
-            Pin::new(&mut fut).poll(&mut cx),
-            Poll::Ready(Ok(()))
-        ));
+        assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
     }
-    // A dropped future withdraws its element and its registration.
+    // A dropped future withdraws its element (its registration is only a waker).
     {
-        let mut fut = tx.send_async(2);
-        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+        let mut fut = std::pin::pin!(tx.send(2));
+        assert!(fut.as_mut().poll(&mut cx).is_pending());
     }
     slow.request(2);
     assert_eq!(
@@ -534,27 +529,28 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
     // Closing wakes a waiting future, which then reports the element back.
     tx.try_send(3).unwrap(); // delivered: slow had 1 outstanding
     tx.try_send(4).unwrap(); // buffered: the buffer is full again
-    let mut fut = tx.send_async(5);
-    assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+    let mut fut = std::pin::pin!(tx.send(5));
+    assert!(fut.as_mut().poll(&mut cx).is_pending());
     slow.cancel(); // the last subscriber leaves: the channel closes
     assert_eq!(
         counter.0.load(Ordering::SeqCst),
         2,
         "closing wakes the waiting sender"
     );
-    assert!(matches!(Pin::new(&mut fut).poll(&mut cx), Poll::Ready(Err(e)) if e.0 == 5));
+    assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Err(e)) if e.0 == 5));
 }
 
 #[test]
 fn async_send_on_an_executor_with_a_subscriber_on_another_thread() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     let (s, result) = collect(RequestStrategy::OneByOne);
     p.subscribe(Box::new(s));
     let producer = std::thread::spawn(move || {
         futures::executor::block_on(async move {
             for i in 0..1000 {
-                tx.send_async(i).await.unwrap();
+                tx.send(i).await.unwrap();
             }
+            tx.complete();
         })
     });
     producer.join().unwrap();
@@ -563,38 +559,39 @@ fn async_send_on_an_executor_with_a_subscriber_on_another_thread() {
 
 #[test]
 fn complete_fail_and_drop() {
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(1);
     p.subscribe(Box::new(a.clone()));
     tx.complete();
     assert_eq!(a.events(), vec![Ev::Sub, Ev::Complete]);
 
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(1);
     p.subscribe(Box::new(a.clone()));
     let e = Error::msg("producer failed");
     tx.fail(e.clone());
     assert!(a.last_error().ptr_eq(&e));
 
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(a.clone()));
-    tx.send(1).unwrap();
+    tx.blocking_send(1).unwrap();
     drop(tx);
+    let vanished = Error::from(ProducerError::Dropped).to_string();
     assert_eq!(
         a.events(),
-        vec![Ev::Sub, Ev::Next(1), Ev::Complete],
-        "dropping completes"
+        vec![Ev::Sub, Ev::Next(1), Ev::Error(vanished)],
+        "dropping without complete is not the end: an error, not a silent truncation"
     );
 }
 
 #[test]
 fn delivery_runs_on_the_producers_thread() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(a.clone()));
     let producer = std::thread::spawn(move || {
-        tx.send(1).unwrap();
+        tx.blocking_send(1).unwrap();
         std::thread::current().id()
     });
     let id = producer.join().unwrap();
@@ -605,7 +602,7 @@ fn delivery_runs_on_the_producers_thread() {
 
 #[test]
 fn late_subscribers_start_at_the_oldest_retained_element() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (tx, p) = fanout::channel::<u64>(8);
     // Nobody subscribed: everything is retained for the first subscriber.
     for i in 0..3 {
         tx.try_send(i).unwrap();
@@ -623,7 +620,7 @@ fn late_subscribers_start_at_the_oldest_retained_element() {
     assert_eq!(fast.nexts(), (0..6).collect::<Vec<_>>());
     assert_eq!(late.nexts(), (1..6).collect::<Vec<_>>());
     // A subscriber alone reclaims as it reads: one joining after it starts after what it read.
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (tx, p) = fanout::channel::<u64>(8);
     for i in 0..3 {
         tx.try_send(i).unwrap();
     }
@@ -636,7 +633,7 @@ fn late_subscribers_start_at_the_oldest_retained_element() {
 
 #[test]
 fn the_fastest_leads_the_slowest_by_at_most_the_maximum() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(1, 4).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(4).grow_from(1));
     let (slow, fast) = (Probe::new(0), Probe::new(UNBOUNDED));
     p.subscribe(Box::new(slow.clone()));
     p.subscribe(Box::new(fast.clone()));
@@ -728,9 +725,8 @@ fn processor_cancels_a_second_upstream_and_fails_on_an_upstream_overflow() {
 #[test]
 fn cancel_frees_the_hold_on_the_buffer_at_once() {
     let payload = Arc::new(());
-    let (mut tx, p) = fanout::channel::<Arc<()>>(
+    let (tx, p) = fanout::channel_with::<Arc<()>>(
         FanoutConfig::new(4)
-            .unwrap()
             .last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     let slow = Arc::new(Mutex::new(None::<SubscriptionRef>));
@@ -765,6 +761,7 @@ fn cancel_frees_the_hold_on_the_buffer_at_once() {
     tx.try_send(payload.clone()).unwrap();
     s.cancel(); // 3.7
     s.request(1); // 3.6
+    tx.complete();
     drop(tx);
     assert_eq!(fast_result.wait().unwrap().len(), 5);
     assert_eq!(Arc::strong_count(&payload), 1, "no leak");
@@ -772,9 +769,8 @@ fn cancel_frees_the_hold_on_the_buffer_at_once() {
 
 #[test]
 fn keep_buffering_for_the_next_subscriber() {
-    let (mut tx, p) = fanout::channel::<u64>(
+    let (tx, p) = fanout::channel_with::<u64>(
         FanoutConfig::new(4)
-            .unwrap()
             .last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     let a = Probe::new(2);
@@ -799,14 +795,14 @@ fn keep_buffering_for_the_next_subscriber() {
 
 #[test]
 fn request_zero_fails_only_that_subscriber() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let (bad, good) = (Probe::new(1), Probe::new(UNBOUNDED));
     p.subscribe(Box::new(bad.clone()));
     p.subscribe(Box::new(good.clone()));
-    tx.send(0).unwrap();
+    tx.blocking_send(0).unwrap();
     bad.request(0);
     for i in 1..10 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     tx.complete();
     assert_eq!(
@@ -823,7 +819,7 @@ fn request_zero_fails_only_that_subscriber() {
 
 #[test]
 fn demand_saturates_and_large_requests_mean_unbounded() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let a = Probe::new(0);
     p.subscribe(Box::new(a.clone()));
     a.request(i64::MAX as u64 / 2);
@@ -831,7 +827,7 @@ fn demand_saturates_and_large_requests_mean_unbounded() {
     a.request(UNBOUNDED);
     a.request(UNBOUNDED);
     for i in 0..100 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     tx.complete();
     assert_eq!(
@@ -850,7 +846,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
             r.fetch_add(1, Ordering::SeqCst);
         }
     });
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     let mut bad = Probe::new(UNBOUNDED);
     bad.panic_at = Some(3);
     let good: Vec<Probe> = (0..3).map(|_| Probe::new(UNBOUNDED)).collect();
@@ -859,7 +855,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
         p.subscribe(Box::new(g.clone()));
     }
     for i in 0..20 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     tx.complete();
     assert_eq!(bad.nexts(), vec![0, 1, 2, 3]);
@@ -884,7 +880,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
 fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything() {
     quiet_deliberate_panics();
     for buffered in [false, true] {
-        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(16).unwrap());
+        let (tx, p) = fanout::channel::<u64>(16);
         let mut probes = Vec::new();
         for i in 0..7 {
             let mut probe = Probe::new(UNBOUNDED);
@@ -897,7 +893,7 @@ fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything(
         let lagging = Probe::new(if buffered { 1 } else { UNBOUNDED });
         p.subscribe(Box::new(lagging.clone()));
         for i in 0..12 {
-            tx.send(i).unwrap();
+            tx.blocking_send(i).unwrap();
         }
         let stats = p.stats();
         assert_eq!(stats.subscribers, 5, "buffered: {buffered}");
@@ -930,14 +926,14 @@ fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything(
 #[test]
 fn the_last_subscriber_of_the_group_panicking_on_a_written_through_element() {
     quiet_deliberate_panics();
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let good = Probe::new(UNBOUNDED);
     let mut bad = Probe::new(UNBOUNDED);
     bad.panic_at = Some(3);
     p.subscribe(Box::new(good.clone()));
     p.subscribe(Box::new(bad.clone()));
     for i in 0..10 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     let stats = p.stats();
     assert_eq!(bad.nexts(), vec![0, 1, 2, 3]);
@@ -963,13 +959,13 @@ fn the_last_subscriber_of_the_group_panicking_on_a_written_through_element() {
 /// backlog when it requests.
 #[test]
 fn the_last_subscriber_of_the_group_out_of_demand_on_a_written_through_element() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let good = Probe::new(UNBOUNDED);
     let limited = Probe::new(2);
     p.subscribe(Box::new(good.clone()));
     p.subscribe(Box::new(limited.clone()));
     for i in 0..4 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     assert_eq!(limited.nexts(), vec![0, 1]);
     let stats = p.stats();
@@ -978,7 +974,7 @@ fn the_last_subscriber_of_the_group_out_of_demand_on_a_written_through_element()
     let stats = p.stats();
     assert_eq!((stats.buffered, stats.deliveries), (0, 4 + 4));
     for i in 4..8 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     assert_eq!(limited.nexts(), (0..7).collect::<Vec<_>>());
     assert_eq!(p.stats().buffered, 1);
@@ -1013,41 +1009,62 @@ fn panics_in_on_subscribe_and_terminal_signals_do_not_escape() {
             panic!("deliberate on_complete");
         }
     }
-    let (mut tx, p) = fanout::channel::<u64>(
+    let (tx, p) = fanout::channel_with::<u64>(
         FanoutConfig::new(2)
-            .unwrap()
             .last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     p.subscribe(Box::new(Boom("subscribe")));
     p.subscribe(Box::new(Boom("complete")));
-    tx.send(1).unwrap();
+    tx.blocking_send(1).unwrap();
     tx.complete();
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     p.subscribe(Box::new(Boom("error")));
     tx.fail(Error::msg("x"));
     p.subscribe(Box::new(Boom("error")));
 }
 
+/// The size rule: a capacity of 0 (or above the largest) panics with a clear message, as
+/// tokio's `mpsc::channel(0)` does; nothing is silently rounded up to 1.
 #[test]
-fn config_errors_are_typed() {
-    assert_eq!(FanoutConfig::new(0).unwrap_err(), ConfigError::ZeroCapacity);
-    assert!(matches!(
-        FanoutConfig::new(fanout::MAX_CAPACITY + 1),
-        Err(ConfigError::TooLarge { .. })
-    ));
-    assert_eq!(
-        FanoutConfig::with_capacities(3, 2).unwrap_err(),
-        ConfigError::InitialAboveMax { initial: 4, max: 2 }
-    );
-    let c = FanoutConfig::with_capacities(3, 5).unwrap();
-    assert_eq!((c.initial_capacity(), c.max_capacity()), (4, 8));
+#[should_panic(expected = "capacity of 0")]
+fn a_capacity_of_zero_panics() {
+    let _ = fanout::channel::<u64>(0);
+}
+
+#[test]
+#[should_panic(expected = "above the largest supported")]
+fn a_capacity_above_the_largest_panics() {
+    let _ = FanoutProcessor::<u64>::new(fanout::MAX_CAPACITY + 1);
+}
+
+#[test]
+#[should_panic(expected = "above its capacity")]
+fn an_initial_capacity_above_the_capacity_panics() {
+    let _ = FanoutConfig::new(2).grow_from(3);
+}
+
+/// A fanout given a capacity starts its buffer at that capacity (issue 24: `new(1024)` used to
+/// start at 16 and grow while running); growth only when asked for, rounded to powers of two.
+#[test]
+fn the_buffer_starts_at_its_capacity_unless_growth_is_asked_for() {
+    let (_tx, p) = fanout::channel::<u64>(1024);
+    let stats = p.stats();
+    assert_eq!((stats.capacity, stats.max_capacity), (1024, 1024));
+    let c = FanoutConfig::new(5).grow_from(3);
+    assert_eq!((c.initial_capacity(), c.capacity()), (4, 8));
+    let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(8).grow_from(2));
+    assert_eq!(p.stats().capacity, 2);
+    for i in 0..5 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(p.stats().capacity, 8, "grew 2 -> 4 -> 8 while full");
 }
 
 #[test]
 fn many_subscribers_many_threads_no_loss() {
     // Subscribers request from their own threads while the producer sends from another.
     for _ in 0..5 {
-        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(2, 16).unwrap());
+        let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(16).grow_from(2));
         let handles: Vec<_> = (0..8)
             .map(|k| {
                 let (s, r) = collect(if k % 2 == 0 {
@@ -1061,8 +1078,9 @@ fn many_subscribers_many_threads_no_loss() {
             .collect();
         let producer = std::thread::spawn(move || {
             for i in 0..5_000 {
-                tx.send(i).unwrap();
+                tx.blocking_send(i).unwrap();
             }
+            tx.complete();
         });
         let waiters: Vec<_> = handles
             .into_iter()
@@ -1108,7 +1126,7 @@ impl Subscriber<u64> for Blocking {
 /// position later.)
 #[test]
 fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (tx, p) = fanout::channel::<u64>(8);
     let (entered_tx, entered) = std::sync::mpsc::channel();
     let (release, release_rx) = std::sync::mpsc::channel();
     let a = Probe::new(1);
@@ -1118,9 +1136,10 @@ fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains
         entered: entered_tx,
         release: Arc::new(Mutex::new(release_rx)),
     }));
-    tx.send(0).unwrap(); // A takes 0 and is out of demand
-    tx.send(1).unwrap(); // buffered for A
-                         // Another thread's request makes it the drainer; A blocks in on_next(1) there.
+    tx.blocking_send(0).unwrap(); // A takes 0 and is out of demand
+    tx.blocking_send(1).unwrap(); // buffered for A
+
+    // Another thread's request makes it the drainer; A blocks in on_next(1) there.
     let a2 = a.clone();
     let drainer = std::thread::spawn(move || a2.request(2));
     entered.recv().unwrap();
