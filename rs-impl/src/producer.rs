@@ -399,8 +399,12 @@ struct WaitList {
     epoch: u64,
     /// Threads blocked.
     blocked: usize,
-    /// Tasks waiting (one entry per task: a task polled again replaces nothing).
-    tasks: Vec<Waker>,
+    /// Tasks waiting, one entry per waiting future (or `Sink`), by registration id: a future
+    /// polled again updates its own entry, and one dropped while waiting removes it, without
+    /// touching another future of the same task.
+    tasks: Vec<(u64, Waker)>,
+    /// The next registration id.
+    next_id: u64,
 }
 
 /// Where waiting senders wait. Wakes come from whoever gives permits back or shuts the room,
@@ -432,8 +436,28 @@ impl Waiters {
         if blocked {
             self.wake.notify_all();
         }
-        for task in tasks {
+        for (_, task) in tasks {
             task.wake();
+        }
+    }
+
+    /// Withdraws registration `id` (a future dropped while it waited). Nothing if it was
+    /// woken meanwhile (a wake takes every registration).
+    fn withdraw(&self, id: u64) {
+        self.list.lock().tasks.retain(|(i, _)| *i != id);
+    }
+}
+
+/// A waiting future's registration in [`Waiters`], withdrawn when the future is dropped.
+struct Registration<'a> {
+    waiters: &'a Waiters,
+    id: Option<u64>,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.waiters.withdraw(id);
         }
     }
 }
@@ -500,17 +524,36 @@ fn wait_permit_blocking<C: Channel>(c: &C) -> bool {
     }
 }
 
-/// Takes a permit or registers the task to be woken when one may be free.
-fn poll_permit<C: Channel>(c: &C, cx: &mut Context<'_>) -> Poll<bool> {
+/// Takes a permit or registers the task (under registration `reg`) to be woken when one may
+/// be free.
+fn poll_permit<C: Channel>(c: &C, cx: &mut Context<'_>, reg: &mut Option<u64>) -> Poll<bool> {
     {
         let mut list = c.waiters().list.lock();
-        match c.room().take_or_wait() {
-            Claim::Granted => return Poll::Ready(true),
-            Claim::Closed => return Poll::Ready(false),
-            Claim::Full => {}
+        let settled = match c.room().take_or_wait() {
+            Claim::Granted => Some(true),
+            Claim::Closed => Some(false),
+            Claim::Full => None,
+        };
+        if let Some(granted) = settled {
+            if let Some(id) = reg.take() {
+                list.tasks.retain(|(i, _)| *i != id);
+            }
+            return Poll::Ready(granted);
         }
-        if !list.tasks.iter().any(|w| w.will_wake(cx.waker())) {
-            list.tasks.push(cx.waker().clone());
+        let entry = reg.and_then(|id| list.tasks.iter_mut().find(|(i, _)| *i == id));
+        match entry {
+            Some((_, waker)) => {
+                if !waker.will_wake(cx.waker()) {
+                    *waker = cx.waker().clone();
+                }
+            }
+            None => {
+                // First wait, or woken since (a wake takes every registration).
+                let id = list.next_id;
+                list.next_id = list.next_id.wrapping_add(1);
+                list.tasks.push((id, cx.waker().clone()));
+                *reg = Some(id);
+            }
         }
     }
     // Registered before the nudge: a permit it frees wakes this task.
@@ -523,6 +566,7 @@ fn poll_send<C: Channel>(
     c: &C,
     cx: &mut Context<'_>,
     slot: &mut Option<C::Item>,
+    reg: &mut Option<u64>,
 ) -> Poll<Result<(), SendError<C::Item>>> {
     let Some(item) = slot.take() else {
         return Poll::Ready(Ok(())); // polled after completion
@@ -532,7 +576,7 @@ fn poll_send<C: Channel>(
         Err(TrySendError::Closed(x)) => return Poll::Ready(Err(SendError(x))),
         Err(TrySendError::Full(x)) => x,
     };
-    match poll_permit(c, cx) {
+    match poll_permit(c, cx, reg) {
         Poll::Ready(true) => Poll::Ready(c.send_permitted(item).map_err(SendError)),
         Poll::Ready(false) => Poll::Ready(Err(SendError(item))),
         Poll::Pending => {
@@ -549,6 +593,8 @@ pub(crate) struct Inlet<C: Channel> {
     chan: Arc<C>,
     /// This handle holds a permit from a `Sink::poll_ready`.
     reserved: bool,
+    /// The `Sink`'s registration while `poll_ready` waits.
+    registration: Option<u64>,
     _item: PhantomData<fn(C::Item)>,
 }
 
@@ -558,6 +604,7 @@ impl<C: Channel> Inlet<C> {
         Inlet {
             chan,
             reserved: false,
+            registration: None,
             _item: PhantomData,
         }
     }
@@ -569,7 +616,11 @@ impl<C: Channel> Inlet<C> {
 
     pub(crate) async fn send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
         let mut slot = Some(item);
-        std::future::poll_fn(|cx| poll_send(&*self.chan, cx, &mut slot)).await
+        let mut reg = Registration {
+            waiters: self.chan.waiters(),
+            id: None,
+        };
+        std::future::poll_fn(|cx| poll_send(&*self.chan, cx, &mut slot, &mut reg.id)).await
     }
 
     pub(crate) fn blocking_send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
@@ -609,7 +660,10 @@ impl<C: Channel> Inlet<C> {
         }
     }
 
-    pub(crate) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SinkError<C::Item>>> {
+    pub(crate) fn poll_ready(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SinkError<C::Item>>> {
         if self.reserved {
             if self.chan.room().is_shut() {
                 self.reserved = false;
@@ -617,7 +671,7 @@ impl<C: Channel> Inlet<C> {
             }
             return Poll::Ready(Ok(()));
         }
-        match poll_permit(&*self.chan, cx) {
+        match poll_permit(&*self.chan, cx, &mut self.registration) {
             Poll::Ready(true) => {
                 self.reserved = true;
                 Poll::Ready(Ok(()))
@@ -662,6 +716,9 @@ impl<C: Channel> Clone for Inlet<C> {
 impl<C: Channel> Drop for Inlet<C> {
     fn drop(&mut self) {
         self.unreserve();
+        if let Some(id) = self.registration.take() {
+            self.chan.waiters().withdraw(id);
+        }
         if crate::loom::thread::panicking() {
             // A panicking producer is never a clean end, whoever else still sends.
             self.chan.end(Err(ProducerError::Panicked.into()));

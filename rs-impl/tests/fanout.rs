@@ -349,8 +349,8 @@ fn pekko_last_subscriber_failing_cancels_upstream_and_late_ones_get_shutdown() {
 
 #[test]
 fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
-    let config = FanoutConfig::new(4)
-        .subscription_timeout(Duration::from_millis(50), TimeoutMode::Cancel);
+    let config =
+        FanoutConfig::new(4).subscription_timeout(Duration::from_millis(50), TimeoutMode::Cancel);
     let p = FanoutProcessor::<u64>::with_config(config);
     let up = Arc::new(Manual::default());
     p.clone().on_subscribe(up.clone());
@@ -369,8 +369,8 @@ fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
         Some(&FanoutError::SubscriptionTimeout(Duration::from_millis(50)))
     );
     // The channel's producer sees it closed.
-    let config = FanoutConfig::new(4)
-        .subscription_timeout(Duration::from_millis(20), TimeoutMode::Cancel);
+    let config =
+        FanoutConfig::new(4).subscription_timeout(Duration::from_millis(20), TimeoutMode::Cancel);
     let (tx, _p) = fanout::channel_with::<u64>(config);
     assert!(tx.blocking_send(1).is_ok(), "room before anyone subscribed");
     let mut tries = 0;
@@ -463,6 +463,7 @@ fn blocking_send_waits_for_space_and_resumes_when_the_slowest_reads() {
         for i in 0..10 {
             tx.blocking_send(i).unwrap();
         }
+        tx.complete();
     });
     let mut requested = 0;
     while slow.nexts().len() < 10 {
@@ -514,7 +515,7 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
         );
         assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
     }
-    // A dropped future withdraws its element (its registration is only a waker).
+    // A dropped future withdraws its element and its registration.
     {
         let mut fut = std::pin::pin!(tx.send(2));
         assert!(fut.as_mut().poll(&mut cx).is_pending());
@@ -726,8 +727,7 @@ fn processor_cancels_a_second_upstream_and_fails_on_an_upstream_overflow() {
 fn cancel_frees_the_hold_on_the_buffer_at_once() {
     let payload = Arc::new(());
     let (tx, p) = fanout::channel_with::<Arc<()>>(
-        FanoutConfig::new(4)
-            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+        FanoutConfig::new(4).last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     let slow = Arc::new(Mutex::new(None::<SubscriptionRef>));
     struct Hold(Arc<Mutex<Option<SubscriptionRef>>>);
@@ -770,8 +770,7 @@ fn cancel_frees_the_hold_on_the_buffer_at_once() {
 #[test]
 fn keep_buffering_for_the_next_subscriber() {
     let (tx, p) = fanout::channel_with::<u64>(
-        FanoutConfig::new(4)
-            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+        FanoutConfig::new(4).last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     let a = Probe::new(2);
     p.subscribe(Box::new(a.clone()));
@@ -1010,8 +1009,7 @@ fn panics_in_on_subscribe_and_terminal_signals_do_not_escape() {
         }
     }
     let (tx, p) = fanout::channel_with::<u64>(
-        FanoutConfig::new(2)
-            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+        FanoutConfig::new(2).last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     p.subscribe(Box::new(Boom("subscribe")));
     p.subscribe(Box::new(Boom("complete")));

@@ -664,7 +664,10 @@ fn dropping_a_for_each_handle_stops_an_endless_producer() {
     support::wait_until("the producer's first sends", || got.load(SeqCst) >= 10);
     drop(h);
     let sent = producer.join().unwrap();
-    assert!(sent < BOUND, "the producer ran on after the handle was dropped");
+    assert!(
+        sent < BOUND,
+        "the producer ran on after the handle was dropped"
+    );
 }
 
 /// `Prefetch(0)` cannot request anything (3.9): the constructors panic, nothing is rounded.

@@ -43,7 +43,9 @@ use crate::producer::{self, Inlet, SendError, TrySendError};
 /// tx.complete();
 /// assert_eq!(result.wait().unwrap(), vec![1, 2, 3]);
 /// ```
-pub fn channel<T: Clone + Send + 'static>(capacity: usize) -> (FanoutSender<T>, FanoutPublisher<T>) {
+pub fn channel<T: Clone + Send + 'static>(
+    capacity: usize,
+) -> (FanoutSender<T>, FanoutPublisher<T>) {
     channel_with(FanoutConfig::new(capacity))
 }
 

@@ -153,11 +153,13 @@ impl<T: Clone + Send + 'static> Core<T> {
 
     /// The effective policy for the last subscriber leaving (see [`LastSubscriberPolicy`]).
     fn policy(&self) -> LastSubscriberPolicy {
-        self.config.last_subscriber_policy().unwrap_or(if self.channel {
-            LastSubscriberPolicy::KeepBuffering
-        } else {
-            LastSubscriberPolicy::CancelUpstream
-        })
+        self.config
+            .last_subscriber_policy()
+            .unwrap_or(if self.channel {
+                LastSubscriberPolicy::KeepBuffering
+            } else {
+                LastSubscriberPolicy::CancelUpstream
+            })
     }
 
     /// Runs the drain loop with no element of the producer's.

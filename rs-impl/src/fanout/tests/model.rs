@@ -21,11 +21,11 @@ use rs_api::{
 };
 
 use super::Rng;
-use crate::producer::{ProducerError, TrySendError};
 use crate::fanout::{
     channel_with, FanoutConfig, FanoutError, FanoutProcessor, FanoutPublisher, FanoutSender,
     FanoutStats, LastSubscriberPolicy,
 };
+use crate::producer::{ProducerError, TrySendError};
 
 /// Operations in all (release); a debug build runs fewer.
 const TOTAL_OPS: u64 = if cfg!(debug_assertions) {
