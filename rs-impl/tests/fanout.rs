@@ -1158,3 +1158,570 @@ fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains
     assert_eq!(c.events().last(), Some(&Ev::Complete));
     assert_eq!(a.events().last(), Some(&Ev::Complete));
 }
+
+// ----- issue 20: how a fanout channel ends ---------------------------------------------------
+
+/// Item 1: the last sender dropped without `complete` is not the end: every subscriber, and
+/// every later one, gets `on_error(ProducerError::Dropped)` after what was sent, never
+/// `on_complete` (it used to complete: a silent truncation).
+#[test]
+fn a_vanished_producer_ends_the_stream_with_an_error_not_on_complete() {
+    let (tx, p) = fanout::channel::<u64>(8);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    let tx2 = tx.clone();
+    tx.try_send(1).unwrap();
+    drop(tx); // another handle lives: nothing ends
+    assert_eq!(a.events(), vec![Ev::Sub, Ev::Next(1)]);
+    tx2.try_send(2).unwrap();
+    drop(tx2); // the last one: the producer vanished
+    let vanished = Ev::Error(Error::from(ProducerError::Dropped).to_string());
+    assert_eq!(
+        a.events(),
+        vec![Ev::Sub, Ev::Next(1), Ev::Next(2), vanished.clone()]
+    );
+    assert_eq!(
+        a.last_error().downcast_ref::<ProducerError>(),
+        Some(&ProducerError::Dropped)
+    );
+    let late = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(late.events(), vec![Ev::Sub, vanished]);
+}
+
+/// Item 1, the panicking producer: a handle dropped while its thread panics fails the stream
+/// with `ProducerError::Panicked` at once, even while other handles live.
+#[test]
+fn a_handle_dropped_in_a_panic_fails_the_stream_although_other_handles_live() {
+    quiet_deliberate_panics();
+    let (tx, p) = fanout::channel::<u64>(8);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    let worker = tx.clone();
+    let t = std::thread::spawn(move || {
+        worker.try_send(1).unwrap();
+        panic!("worker: deliberate panic");
+    });
+    assert!(t.join().is_err());
+    assert_eq!(
+        a.last_error().downcast_ref::<ProducerError>(),
+        Some(&ProducerError::Panicked)
+    );
+    assert!(tx.is_closed(), "the survivors' sends fail");
+    assert!(tx.try_send(2).unwrap_err().is_closed());
+}
+
+/// Item 2: with every publisher handle dropped and no subscriber, nobody can ever receive:
+/// the channel closes, `is_closed` is true, a waiting send is woken and fails instead of
+/// waiting forever (it used to block forever), and the buffer is dropped.
+#[test]
+fn with_every_publisher_dropped_and_no_subscriber_send_fails_instead_of_blocking() {
+    let payload = Arc::new(0u64);
+    let (tx, p) = fanout::channel::<Arc<u64>>(2);
+    let p2 = p.clone();
+    tx.try_send(payload.clone()).unwrap();
+    tx.try_send(payload.clone()).unwrap();
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(counter.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(tx.send(payload.clone()));
+    assert!(fut.as_mut().poll(&mut cx).is_pending(), "full: it waits");
+    drop(p);
+    assert!(!tx.is_closed(), "a publisher handle is left");
+    drop(p2);
+    assert!(tx.is_closed(), "nobody can subscribe, nobody is subscribed");
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        1,
+        "the waiting send was woken"
+    );
+    assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Err(_))));
+    assert!(tx.try_send(payload.clone()).unwrap_err().is_closed());
+    assert!(
+        tx.blocking_send(payload.clone()).is_err(),
+        "no wait: closed"
+    );
+    assert_eq!(Arc::strong_count(&payload), 1, "the buffer was dropped");
+}
+
+/// Item 2 with subscribers: while a subscriber is left the publisher handles are not needed;
+/// the channel closes when the last subscriber leaves, and the error says why.
+#[test]
+fn with_every_publisher_dropped_the_channel_closes_when_its_last_subscriber_leaves() {
+    let (tx, p) = fanout::channel::<u64>(4);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    drop(p);
+    tx.try_send(1).unwrap();
+    assert!(!tx.is_closed());
+    a.cancel();
+    assert!(tx.is_closed());
+    assert!(tx.try_send(2).unwrap_err().is_closed());
+    assert_eq!(a.nexts(), vec![1]);
+    let why = Error::from(FanoutError::PublishersDropped).to_string();
+    assert!(why.contains("nobody can receive"), "{why}");
+}
+
+/// Item 3: the first subscriber failing (here `request(0)`) before the others join does not
+/// close a channel whose producer is still sending (it used to: the default shut the channel
+/// down, the producer got "closed" and later subscribers a shutdown error). They get what was
+/// retained and everything after.
+#[test]
+fn the_last_subscriber_leaving_is_not_the_end_of_a_channel_in_either_order() {
+    for first_fails_first in [true, false] {
+        let (tx, p) = fanout::channel::<u64>(8);
+        let first = Probe::new(1);
+        p.subscribe(Box::new(first.clone()));
+        tx.try_send(0).unwrap();
+        let second = Probe::new(UNBOUNDED);
+        if first_fails_first {
+            first.request(0); // the only subscriber leaves
+            tx.try_send(1).expect("still open: the producer is sending");
+            p.subscribe(Box::new(second.clone()));
+        } else {
+            p.subscribe(Box::new(second.clone()));
+            first.request(0);
+            tx.try_send(1).unwrap();
+        }
+        tx.try_send(2).unwrap();
+        tx.complete();
+        assert_eq!(
+            first.last_error().spec_violation(),
+            Some(&SpecViolation::NonPositiveRequest)
+        );
+        // The first one read 0 before it left, so 0 is not retained for the second.
+        assert_eq!(
+            second.nexts(),
+            vec![1, 2],
+            "first fails first: {first_fails_first}"
+        );
+        assert_eq!(second.events().last(), Some(&Ev::Complete));
+    }
+}
+
+/// Item 3, the chosen policy: with `CancelUpstream` the channel does shut down, and the error
+/// a later subscriber gets says why.
+#[test]
+fn a_channel_shuts_down_with_its_last_subscriber_only_when_asked_and_says_why() {
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(8).last_subscriber(LastSubscriberPolicy::CancelUpstream),
+    );
+    let a = Probe::new(1);
+    p.subscribe(Box::new(a.clone()));
+    a.request(0);
+    assert!(tx.is_closed());
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    let e = late.last_error();
+    assert_eq!(
+        e.downcast_ref::<FanoutError>(),
+        Some(&FanoutError::ShutDown)
+    );
+    assert!(
+        e.to_string()
+            .contains("LastSubscriberPolicy::CancelUpstream"),
+        "the error names the policy that closed it: {e}"
+    );
+}
+
+/// What one subscriber of the scenario saw.
+#[derive(Default)]
+struct Seen {
+    subscribed: usize,
+    nexts: Vec<u64>,
+    completes: usize,
+    errors: Vec<Error>,
+}
+
+/// A scenario subscriber: unbounded demand; panics in the `on_next` after its `panic_next`
+/// flag is set.
+#[derive(Clone, Default)]
+struct Actor {
+    seen: Arc<Mutex<Seen>>,
+    sub: Arc<Mutex<Option<SubscriptionRef>>>,
+    panic_next: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Subscriber<u64> for Actor {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        self.seen.lock().unwrap().subscribed += 1;
+        *self.sub.lock().unwrap() = Some(s.clone());
+        s.request(UNBOUNDED);
+    }
+    fn on_next(&mut self, v: u64) {
+        self.seen.lock().unwrap().nexts.push(v);
+        if self.panic_next.load(Ordering::SeqCst) {
+            panic!("scenario: deliberate panic at {v}");
+        }
+    }
+    fn on_error(&mut self, e: Error) {
+        self.seen.lock().unwrap().errors.push(e);
+    }
+    fn on_complete(&mut self) {
+        self.seen.lock().unwrap().completes += 1;
+    }
+}
+
+/// One step of the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Subscriber `i` joins.
+    Join(usize),
+    /// Subscriber `i` fails (by `request(0)`, or by panicking on the next element).
+    Fail(usize),
+    /// Subscriber `i` cancels.
+    Leave(usize),
+    /// The producer ends: drops its last handle early (or completes).
+    ProducerEnds,
+}
+
+/// Every order of `steps` in which each subscriber joins before it fails or leaves.
+fn orders(steps: &[Step]) -> Vec<Vec<Step>> {
+    fn go(rest: &mut Vec<Step>, done: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+        if rest.is_empty() {
+            out.push(done.clone());
+            return;
+        }
+        for k in 0..rest.len() {
+            let step = rest[k];
+            let ready = match step {
+                Step::Fail(i) | Step::Leave(i) => done.contains(&Step::Join(i)),
+                _ => true,
+            };
+            if !ready {
+                continue;
+            }
+            rest.remove(k);
+            done.push(step);
+            go(rest, done, out);
+            done.pop();
+            rest.insert(k, step);
+        }
+    }
+    let mut out = Vec::new();
+    go(&mut steps.to_vec(), &mut Vec::new(), &mut out);
+    out
+}
+
+/// The acceptance scenario for issue 20, items 1–4: a fanout channel whose subscribers join,
+/// fail and leave in every order, and whose producer drops its handle early (or completes),
+/// with an element sent after every step. All on the test thread through `try_send`, so it
+/// cannot hang: it is bounded by its count of operations. In every order:
+///
+/// * the channel never refuses a send while its producer is live (capacity 64 is never
+///   reached, and subscribers leaving never close it: item 3);
+/// * no element a live subscriber asked for is lost: each subscriber gets exactly the
+///   elements from the oldest one retained when it joined (as a reference computes it) up to
+///   the moment it left, in order;
+/// * every subscriber ends with the terminal signal the docs promise: `on_error(Dropped)`
+///   after a vanished producer (item 1), `on_complete` after `complete`, the 3.9 error after
+///   `request(0)`, nothing after a cancel or a panic; a subscriber joining after the end gets
+///   `on_subscribe` and the same terminal signal;
+/// * the subscribers' handles (item 4): a `collect` handle dropped at its leave step cancels
+///   (checked through the subscriber count).
+#[test]
+fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drops_early() {
+    quiet_deliberate_panics();
+    const A: usize = 0; // stays to the end
+    const B: usize = 1; // fails
+    const C: usize = 2; // leaves
+    const LATE: usize = 3; // joins after the end
+    let steps = [
+        Step::Join(A),
+        Step::Join(B),
+        Step::Fail(B),
+        Step::Join(C),
+        Step::Leave(C),
+        Step::ProducerEnds,
+    ];
+    let all = orders(&steps);
+    assert_eq!(all.len(), 180, "6! / 2 / 2 orders");
+    let mut operations = 0u64;
+    for order in &all {
+        for (complete, panic) in [(false, false), (false, true), (true, false), (true, true)] {
+            let what = format!("{order:?}, complete: {complete}, fail by panic: {panic}");
+            let (tx, p) = fanout::channel::<u64>(64);
+            let mut tx = Some(tx);
+            let actors: Vec<Actor> = (0..=LATE).map(|_| Actor::default()).collect();
+            // C is a `collect` subscriber whose handle is dropped when it leaves (item 4).
+            let mut c_handle = None;
+            // The reference: the next position, the oldest retained one, who is live, and
+            // for each subscriber the positions it must see.
+            let (mut write, mut read) = (0u64, 0u64);
+            let mut live = [false; 4];
+            let mut expected: Vec<Vec<u64>> = vec![Vec::new(); 4];
+            // Whether B failed before the producer ended (else the end reached it first).
+            let mut b_failed_live = false;
+            let mut send = |tx: &Option<_>,
+                            live: &[bool; 4],
+                            write: &mut u64,
+                            read: &mut u64,
+                            expected: &mut Vec<Vec<u64>>,
+                            ops: &mut u64| {
+                *ops += 1;
+                let Some(tx) = tx.as_ref() else { return };
+                let tx: &fanout::FanoutSender<u64> = tx;
+                tx.try_send(*write)
+                    .unwrap_or_else(|e| panic!("{what}: {e} while live"));
+                for (i, l) in live.iter().enumerate() {
+                    if *l {
+                        expected[i].push(*write);
+                    }
+                }
+                *write += 1;
+                if live.iter().any(|l| *l) {
+                    *read = *write; // every live subscriber has unbounded demand
+                }
+            };
+            for step in order {
+                operations += 1;
+                match *step {
+                    Step::Join(i) => {
+                        if i == C {
+                            let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
+                            c_handle = Some(h);
+                            p.subscribe(Box::new(s));
+                        } else {
+                            p.subscribe(Box::new(actors[i].clone()));
+                        }
+                        if tx.is_some() || complete {
+                            // Live, or late after completion: it gets the retained backlog
+                            // (after a failure the backlog is gone).
+                            expected[i].extend(read..write);
+                            read = write;
+                        }
+                        live[i] = tx.is_some();
+                    }
+                    Step::Fail(i) => {
+                        b_failed_live = tx.is_some();
+                        if panic {
+                            actors[i].panic_next.store(true, Ordering::SeqCst);
+                            if live[i] && tx.is_some() {
+                                // It gets this element and panics on it.
+                                send(
+                                    &tx,
+                                    &live,
+                                    &mut write,
+                                    &mut read,
+                                    &mut expected,
+                                    &mut operations,
+                                );
+                            }
+                        } else {
+                            let s = actors[i].sub.lock().unwrap().clone().unwrap();
+                            s.request(0);
+                        }
+                        live[i] = false;
+                    }
+                    Step::Leave(i) => {
+                        drop(c_handle.take()); // dropping the handle cancels (item 4)
+                        live[i] = false;
+                    }
+                    Step::ProducerEnds => {
+                        let t = tx.take().unwrap();
+                        if complete {
+                            t.complete();
+                        }
+                        drop(t);
+                        live = [false; 4];
+                    }
+                }
+                send(
+                    &tx,
+                    &live,
+                    &mut write,
+                    &mut read,
+                    &mut expected,
+                    &mut operations,
+                );
+            }
+            p.subscribe(Box::new(actors[LATE].clone()));
+            if complete {
+                expected[LATE].extend(read..write);
+            }
+            operations += 1;
+            // What everyone saw.
+            let vanished =
+                |e: &Error| e.downcast_ref::<ProducerError>() == Some(&ProducerError::Dropped);
+            for i in [A, B, LATE] {
+                let seen = actors[i].seen.lock().unwrap();
+                assert_eq!(
+                    seen.subscribed, 1,
+                    "{what}: subscriber {i}: one on_subscribe"
+                );
+                assert_eq!(seen.nexts, expected[i], "{what}: subscriber {i}'s elements");
+                let (completes, errors) = (seen.completes, &seen.errors);
+                match i {
+                    B if b_failed_live && !panic => {
+                        assert_eq!((completes, errors.len()), (0, 1), "{what}: B");
+                        assert_eq!(
+                            errors[0].spec_violation(),
+                            Some(&SpecViolation::NonPositiveRequest),
+                            "{what}: B"
+                        );
+                    }
+                    B if b_failed_live => {
+                        assert_eq!((completes, errors.len()), (0, 0), "{what}: B panicked")
+                    }
+                    _ if complete => assert_eq!((completes, errors.len()), (1, 0), "{what}: {i}"),
+                    _ => {
+                        assert_eq!((completes, errors.len()), (0, 1), "{what}: {i}");
+                        assert!(vanished(&errors[0]), "{what}: {i}: {}", errors[0]);
+                    }
+                }
+            }
+            assert_eq!(
+                p.stats().subscribers,
+                0,
+                "{what}: C's dropped handle cancelled it"
+            );
+        }
+    }
+    assert!(operations < 20_000, "bounded: {operations} operations");
+}
+
+// ----- the producer API: clones, the Sink --------------------------------------------------------
+
+/// Clones send from several threads into one fanout while subscribers read at different
+/// paces: each clone's elements arrive in its order, every subscriber gets every element,
+/// and the buffer never holds more than its capacity.
+#[test]
+fn clones_send_from_many_threads_each_in_order_nothing_lost() {
+    const PER: u64 = 3_000;
+    let (tx, p) = fanout::channel::<u64>(8);
+    let handles: Vec<_> = [
+        RequestStrategy::Unbounded,
+        RequestStrategy::OneByOne,
+        RequestStrategy::Prefetch(3),
+    ]
+    .into_iter()
+    .map(|strategy| {
+        let (s, h) = collect(strategy);
+        p.subscribe(Box::new(s));
+        h
+    })
+    .collect();
+    let producers: Vec<_> = (0..3u64)
+        .map(|t| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for i in 0..PER {
+                    tx.blocking_send(t * PER + i).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in producers {
+        t.join().unwrap();
+    }
+    tx.complete();
+    for h in handles {
+        let got = h.wait().unwrap();
+        assert_eq!(got.len() as u64, 3 * PER);
+        for t in 0..3 {
+            let mine: Vec<u64> = got.iter().copied().filter(|x| x / PER == t).collect();
+            assert_eq!(
+                mine,
+                (t * PER..(t + 1) * PER).collect::<Vec<_>>(),
+                "clone {t} in order"
+            );
+        }
+    }
+    assert!(p.stats().buffered <= 8);
+}
+
+/// `complete` from one clone racing the others' sends: every send that returned `Ok` is
+/// delivered before `on_complete`, the others are handed back; never accepted and dropped.
+#[test]
+fn complete_racing_sends_from_other_clones_loses_no_accepted_element() {
+    for round in 0..50 {
+        let (tx, p) = fanout::channel::<(u64, u64)>(2);
+        let (s, h) = collect(RequestStrategy::Prefetch(2));
+        p.subscribe(Box::new(s));
+        let accepted = Arc::new(Mutex::new(Vec::new()));
+        let senders: Vec<_> = (0..3)
+            .map(|t| {
+                let tx = tx.clone();
+                let accepted = accepted.clone();
+                std::thread::spawn(move || {
+                    for i in 0..300 {
+                        if tx.blocking_send((t, i)).is_err() {
+                            return;
+                        }
+                        accepted.lock().unwrap().push((t, i));
+                    }
+                })
+            })
+            .collect();
+        let ender = {
+            let tx = tx.clone();
+            std::thread::spawn(move || tx.complete())
+        };
+        drop(tx);
+        for t in senders {
+            t.join().unwrap();
+        }
+        ender.join().unwrap();
+        let mut got = h.wait().unwrap();
+        let mut accepted = accepted.lock().unwrap().clone();
+        got.sort_unstable();
+        accepted.sort_unstable();
+        assert_eq!(got, accepted, "round {round}");
+    }
+}
+
+/// The fanout sender as a `futures::Sink`: `send_all` waits through `poll_ready` while a
+/// slow subscriber holds the buffer, and `close` completes the stream.
+#[test]
+fn the_sink_forwards_a_stream_and_close_completes() {
+    use futures::SinkExt;
+    let (mut tx, p) = fanout::channel::<u64>(4);
+    let (fast, rf) = collect(RequestStrategy::Unbounded);
+    let (slow, rs) = collect(RequestStrategy::OneByOne);
+    p.subscribe(Box::new(fast));
+    let slow_thread = std::thread::spawn(move || rs.wait());
+    p.subscribe(Box::new(slow));
+    let mut items = futures::stream::iter((0..500).map(Ok));
+    futures::executor::block_on(async {
+        tx.send_all(&mut items).await.unwrap();
+        tx.close().await.unwrap();
+    });
+    assert!(tx.is_closed());
+    assert_eq!(rf.wait().unwrap(), (0..500).collect::<Vec<_>>());
+    assert_eq!(
+        slow_thread.join().unwrap().unwrap(),
+        (0..500).collect::<Vec<_>>()
+    );
+}
+
+/// A `poll_ready` reservation holds one slot; dropped unused, it is given back, and a
+/// sender waiting for the slot is woken.
+#[test]
+fn a_sink_reservation_holds_a_slot_and_is_given_back_unused() {
+    use futures::Sink;
+    let (tx, _p) = fanout::channel::<u64>(1);
+    let mut sink = tx.clone();
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(counter.clone());
+    let mut cx = Context::from_waker(&waker);
+    assert!(matches!(
+        std::pin::Pin::new(&mut sink).poll_ready(&mut cx),
+        Poll::Ready(Ok(()))
+    ));
+    assert!(
+        tx.try_send(1).unwrap_err().is_full(),
+        "the reservation holds the slot"
+    );
+    let mut waiting = std::pin::pin!(tx.send(1));
+    assert!(waiting.as_mut().poll(&mut cx).is_pending());
+    drop(sink);
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        1,
+        "the waiting send was woken"
+    );
+    assert!(matches!(
+        waiting.as_mut().poll(&mut cx),
+        Poll::Ready(Ok(()))
+    ));
+}
