@@ -192,7 +192,8 @@ impl<T> std::error::Error for SendError<T> {}
 /// use rs_impl::producer::SinkError;
 /// let (mut tx, publisher) = rs_impl::fanout::channel::<u8>(4);
 /// drop(publisher); // closes the channel
-/// let e = futures::executor::block_on(tx.send(1)).unwrap_err();
+/// // The `Sink`'s `send` (the sender's own `send` is the inherent async method).
+/// let e = futures::executor::block_on(SinkExt::send(&mut tx, 1)).unwrap_err();
 /// assert!(matches!(e, SinkError::Closed(_)));
 /// ```
 #[derive(PartialEq, Eq, Clone, Copy)]

@@ -35,6 +35,7 @@ use rs_api::{
 };
 
 use crate::demand::Demand;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;
@@ -169,7 +170,7 @@ impl<T> Shared<T> {
     fn post(&self, item: T) -> Result<(), T> {
         {
             let mut inbox = self.inbox.lock();
-            if self.room.is_shut() {
+            if self.room.is_shut() && !fault::active(Fault::SendIgnoresEnd) {
                 return Err(item);
             }
             inbox.push_back(item);
