@@ -625,21 +625,15 @@ impl<C: Channel> Inlet<C> {
     }
 
     pub(crate) fn blocking_send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
-        let mut item = item;
-        loop {
-            match self.chan.try_send(item) {
-                Ok(()) => return Ok(()),
-                Err(TrySendError::Closed(x)) => return Err(SendError(x)),
-                Err(TrySendError::Full(x)) => item = x,
-            }
-            if !wait_permit_blocking(&*self.chan) {
-                return Err(SendError(item));
-            }
-            match self.chan.send_permitted(item) {
-                Ok(()) => return Ok(()),
-                Err(x) => return Err(SendError(x)),
-            }
+        let item = match self.chan.try_send(item) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Closed(x)) => return Err(SendError(x)),
+            Err(TrySendError::Full(x)) => x,
+        };
+        if !wait_permit_blocking(&*self.chan) {
+            return Err(SendError(item));
         }
+        self.chan.send_permitted(item).map_err(SendError)
     }
 
     pub(crate) fn complete(&self) {

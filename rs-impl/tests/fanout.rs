@@ -1403,6 +1403,54 @@ fn orders(steps: &[Step]) -> Vec<Vec<Step>> {
     out
 }
 
+/// The scenario's reference: the next position, the oldest one retained, who is live, and
+/// for each subscriber the elements it must see. Every live subscriber has unbounded demand,
+/// so while anyone is live nothing is retained.
+struct Reference {
+    write: u64,
+    read: u64,
+    live: [bool; 4],
+    expected: Vec<Vec<u64>>,
+}
+
+impl Reference {
+    fn new() -> Self {
+        Reference {
+            write: 0,
+            read: 0,
+            live: [false; 4],
+            expected: vec![Vec::new(); 4],
+        }
+    }
+
+    /// Subscriber `i` joins, the stream still `open` or not. A live joiner, or a late one
+    /// after completion, gets the retained backlog (after a failure the backlog is gone).
+    fn join(&mut self, i: usize, open: bool, completed: bool) {
+        if open || completed {
+            self.expected[i].extend(self.read..self.write);
+            self.read = self.write;
+        }
+        self.live[i] = open;
+    }
+
+    /// The producer sends the next element, if it still has a sender; the channel must take
+    /// it (it is never full here, and subscribers leaving never close it).
+    fn send(&mut self, tx: Option<&fanout::FanoutSender<u64>>, what: &str) {
+        let Some(tx) = tx else { return };
+        tx.try_send(self.write)
+            .unwrap_or_else(|e| panic!("{what}: {e} while the producer is live"));
+        for (i, live) in self.live.iter().enumerate() {
+            if *live {
+                self.expected[i].push(self.write);
+            }
+        }
+        self.write += 1;
+        if self.live.iter().any(|l| *l) {
+            self.read = self.write;
+        }
+    }
+}
+
 /// The acceptance scenario for issue 20, items 1–4: a fanout channel whose subscribers join,
 /// fail and leave in every order, and whose producer drops its handle early (or completes),
 /// with an element sent after every step. All on the test thread through `try_send`, so it
@@ -1445,34 +1493,9 @@ fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drop
             let actors: Vec<Actor> = (0..=LATE).map(|_| Actor::default()).collect();
             // C is a `collect` subscriber whose handle is dropped when it leaves (item 4).
             let mut c_handle = None;
-            // The reference: the next position, the oldest retained one, who is live, and
-            // for each subscriber the positions it must see.
-            let (mut write, mut read) = (0u64, 0u64);
-            let mut live = [false; 4];
-            let mut expected: Vec<Vec<u64>> = vec![Vec::new(); 4];
+            let mut r = Reference::new();
             // Whether B failed before the producer ended (else the end reached it first).
             let mut b_failed_live = false;
-            let mut send = |tx: &Option<_>,
-                            live: &[bool; 4],
-                            write: &mut u64,
-                            read: &mut u64,
-                            expected: &mut Vec<Vec<u64>>,
-                            ops: &mut u64| {
-                *ops += 1;
-                let Some(tx) = tx.as_ref() else { return };
-                let tx: &fanout::FanoutSender<u64> = tx;
-                tx.try_send(*write)
-                    .unwrap_or_else(|e| panic!("{what}: {e} while live"));
-                for (i, l) in live.iter().enumerate() {
-                    if *l {
-                        expected[i].push(*write);
-                    }
-                }
-                *write += 1;
-                if live.iter().any(|l| *l) {
-                    *read = *write; // every live subscriber has unbounded demand
-                }
-            };
             for step in order {
                 operations += 1;
                 match *step {
@@ -1484,38 +1507,26 @@ fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drop
                         } else {
                             p.subscribe(Box::new(actors[i].clone()));
                         }
-                        if tx.is_some() || complete {
-                            // Live, or late after completion: it gets the retained backlog
-                            // (after a failure the backlog is gone).
-                            expected[i].extend(read..write);
-                            read = write;
-                        }
-                        live[i] = tx.is_some();
+                        r.join(i, tx.is_some(), complete);
                     }
                     Step::Fail(i) => {
                         b_failed_live = tx.is_some();
                         if panic {
                             actors[i].panic_next.store(true, Ordering::SeqCst);
-                            if live[i] && tx.is_some() {
+                            if r.live[i] {
                                 // It gets this element and panics on it.
-                                send(
-                                    &tx,
-                                    &live,
-                                    &mut write,
-                                    &mut read,
-                                    &mut expected,
-                                    &mut operations,
-                                );
+                                operations += 1;
+                                r.send(tx.as_ref(), &what);
                             }
                         } else {
                             let s = actors[i].sub.lock().unwrap().clone().unwrap();
                             s.request(0);
                         }
-                        live[i] = false;
+                        r.live[i] = false;
                     }
                     Step::Leave(i) => {
                         drop(c_handle.take()); // dropping the handle cancels (item 4)
-                        live[i] = false;
+                        r.live[i] = false;
                     }
                     Step::ProducerEnds => {
                         let t = tx.take().unwrap();
@@ -1523,22 +1534,14 @@ fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drop
                             t.complete();
                         }
                         drop(t);
-                        live = [false; 4];
+                        r.live = [false; 4];
                     }
                 }
-                send(
-                    &tx,
-                    &live,
-                    &mut write,
-                    &mut read,
-                    &mut expected,
-                    &mut operations,
-                );
+                operations += 1;
+                r.send(tx.as_ref(), &what);
             }
             p.subscribe(Box::new(actors[LATE].clone()));
-            if complete {
-                expected[LATE].extend(read..write);
-            }
+            r.join(LATE, false, complete);
             operations += 1;
             // What everyone saw.
             let vanished =
@@ -1549,7 +1552,10 @@ fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drop
                     seen.subscribed, 1,
                     "{what}: subscriber {i}: one on_subscribe"
                 );
-                assert_eq!(seen.nexts, expected[i], "{what}: subscriber {i}'s elements");
+                assert_eq!(
+                    seen.nexts, r.expected[i],
+                    "{what}: subscriber {i}'s elements"
+                );
                 let (completes, errors) = (seen.completes, &seen.errors);
                 match i {
                     B if b_failed_live && !panic => {
