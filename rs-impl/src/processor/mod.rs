@@ -244,7 +244,7 @@ impl<T: Clone + Send + 'static> IdentityProcessor<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(rs_impl::processor::IdentityProcessor::<u8>::new(0).buffer_size(), 1);
+    /// assert_eq!(rs_impl::processor::IdentityProcessor::<u8>::new(3).buffer_size(), 3);
     /// ```
     pub fn buffer_size(&self) -> usize {
         self.shared.buffer_size
