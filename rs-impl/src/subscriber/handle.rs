@@ -217,6 +217,13 @@ impl<R> Slot<R> {
 /// [`Cancelled`] (through this handle), [`Panicked`] (the consumer panicked), [`Dropped`] (the
 /// publisher dropped the subscriber without a terminal signal).
 ///
+/// # Cancel safety
+///
+/// Awaiting the handle and dropping it before it is ready (in a `select!` branch that lost,
+/// say) drops the handle: the subscription is cancelled and the outcome is lost. To stop
+/// waiting without stopping the stream, `detach` the handle instead (and keep whatever the
+/// consumer writes elsewhere), or poll it by reference (`&mut handle`, it is `Unpin`).
+///
 /// # Examples
 ///
 /// ```
