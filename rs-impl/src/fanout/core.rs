@@ -300,29 +300,41 @@ impl<T: Clone + Send + 'static> Core<T> {
     }
 
     /// Writes the producer's element `x`, if `take` allows; else puts it back in `item`.
+    /// Only the steady state is inline (a permit from the credit, the write); everything
+    /// else is out of line, so that the group's loop inlined here stays a tight loop.
     #[inline(always)]
     fn take_element(&self, st: &mut State<T>, x: T, item: &mut Option<T>, take: Take) {
         let refused = match take {
             Take::Upstream => false,
-            Take::Permit => st.ended() || !self.permit(st),
+            Take::Permit => {
+                st.ended()
+                    || if st.credit > 0 {
+                        st.credit -= 1;
+                        false
+                    } else {
+                        !self.permit_from_room()
+                    }
+            }
             Take::Held => st.ended(),
         };
         if refused {
             *item = Some(x);
         } else if st.write(x, &self.pending).is_err() {
-            self.end_with(st, FanoutError::UpstreamOverflow.into(), true);
+            self.overflowed(st);
         }
     }
 
-    /// A permit for the drainer's own send: from its credit, else from the room.
-    #[inline(always)]
-    fn permit(&self, st: &mut State<T>) -> bool {
-        if st.credit > 0 {
-            st.credit -= 1;
-            true
-        } else {
-            self.room.take() == Claim::Granted
-        }
+    /// A permit for the drainer's own send when its credit is used up.
+    #[inline(never)]
+    fn permit_from_room(&self) -> bool {
+        self.room.take() == Claim::Granted
+    }
+
+    /// The ring refused an element: the upstream ignored demand (rule 1.1).
+    #[cold]
+    #[inline(never)]
+    fn overflowed(&self, st: &mut State<T>) {
+        self.end_with(st, FanoutError::UpstreamOverflow.into(), true);
     }
 
     /// Hands the drainer's credit back to the room, waking the senders that wait for it.
@@ -399,7 +411,7 @@ impl<T: Clone + Send + 'static> Core<T> {
         }
         for x in taken.elements.drain(..) {
             if st.write(x, &self.pending).is_err() {
-                self.end_with(st, FanoutError::UpstreamOverflow.into(), true);
+                self.overflowed(st);
             }
         }
         if taken.overflow {
@@ -417,6 +429,8 @@ impl<T: Clone + Send + 'static> Core<T> {
 
     /// Ends the stream with `error` for every subscriber now and every later one; drops the
     /// buffer; closes the senders' room; cancels the upstream if `cancel_upstream`.
+    #[cold]
+    #[inline(never)]
     fn end_with(&self, st: &mut State<T>, error: Error, cancel_upstream: bool) {
         if st.fail_all(error, cancel_upstream) && self.room.shut() {
             self.waiters.wake_all();

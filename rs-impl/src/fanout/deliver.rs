@@ -95,7 +95,11 @@ fn ready<T>(
 impl<T: Clone + Send + 'static> State<T> {
     /// Writes one element of the producer's into the ring and hands it to the group.
     /// `pending` is the inbox's flag: while it is clear, no subscriber's flag needs a look.
-    #[inline(always)]
+    ///
+    /// Out of line, so that the group's loop exists once: with a copy inlined into each of
+    /// the pass's callers, the compiler stops inlining the loop's unwinding guard into it,
+    /// and every delivery then goes through memory.
+    #[inline(never)]
     pub(super) fn write(&mut self, x: T, pending: &AtomicBool) -> Result<(), Overflow> {
         if self.ended() {
             panics::drop_guarded(x); // the stream ended meanwhile: dropped with the buffer
@@ -161,6 +165,9 @@ impl<T: Clone + Send + 'static> State<T> {
         let n = rest.len() + 1;
         let last_ready = ready(last, at, check_flags, &mut counters.demand_reads);
         if last_ready.is_ok() && dropouts.is_empty() {
+            // `Ok(())` owns nothing: forgetting it spares the hot path a call to the drop glue
+            // of `Result<(), Dropout>` (which the compiler does not inline).
+            std::mem::forget(last_ready);
             // Everyone else took it: the last takes the element itself, and nobody needs it
             // any more.
             let s = &mut last.subscriber;
