@@ -22,7 +22,8 @@ use rs_impl::compat::{
     stream_subscriber, to_stream, AsyncSubscriber, CompatError, PublisherCompat,
 };
 use rs_impl::island::Runtime;
-use rs_impl::source::{self, push, Pull, Pulled, TryOfferError};
+use rs_impl::producer::{ProducerError, TrySendError};
+use rs_impl::source::{self, push, Pull, Pulled};
 use rs_impl::subscriber::{collect, for_each, Cancelled, RequestStrategy};
 
 // ----- support ---------------------------------------------------------------------------------
@@ -253,11 +254,11 @@ fn publisher_to_stream_on_tokio_across_threads() {
     // The publisher emits from a thread of its own (a push source fed by a std thread); the
     // stream is consumed by a tokio task: every element crosses threads through the ring.
     let rt = tokio_rt();
-    let (publisher, producer) = push::<u64>(0);
+    let (producer, publisher) = push::<u64>(0);
     let stream = publisher.to_stream(64);
     let feeder = std::thread::spawn(move || {
         for i in 0..200_000 {
-            producer.offer_blocking(i).unwrap();
+            producer.blocking_send(i).unwrap();
         }
         producer.complete();
     });
@@ -326,10 +327,10 @@ fn dropping_the_stream_mid_flight_cancels_and_leaks_nothing() {
 #[test]
 fn dropping_the_stream_on_tokio_while_parked_cancels_the_producer() {
     let rt = tokio_rt();
-    let (publisher, producer) = push::<u64>(0);
+    let (producer, publisher) = push::<u64>(0);
     let (p, calls) = spy(publisher);
     let mut stream = p.to_stream(4);
-    producer.try_offer(0).unwrap_err(); // no demand before the first poll
+    producer.try_send(0).unwrap_err(); // no demand before the first poll
     let task = rt.spawn(async move {
         let first = stream.next().await.unwrap().unwrap();
         // Parks here: nothing more is offered until the stream is dropped.
@@ -337,21 +338,18 @@ fn dropping_the_stream_on_tokio_while_parked_cancels_the_producer() {
         drop(stream);
         first
     });
-    producer.offer_blocking(7).unwrap();
+    producer.blocking_send(7).unwrap();
     assert_eq!(rt.block_on(task).unwrap(), 7);
     assert_eq!(calls.cancels.load(Ordering::SeqCst), 1);
-    assert!(matches!(
-        producer.try_offer(8),
-        Err(TryOfferError::Closed(8))
-    ));
+    assert!(matches!(producer.try_send(8), Err(TrySendError::Closed(8))));
     assert!(producer.is_closed());
 }
 
 #[test]
 fn on_error_is_one_err_item_after_the_elements_then_the_end() {
-    let (publisher, producer) = push::<u32>(4);
+    let (producer, publisher) = push::<u32>(4);
     for i in 0..3 {
-        producer.try_offer(i).unwrap();
+        producer.try_send(i).unwrap();
     }
     producer.fail(Error::msg("sensor unplugged"));
     let items: Vec<_> = block_on(publisher.to_stream(2).collect());
@@ -803,7 +801,7 @@ fn a_panicking_stream_is_on_error_and_a_panicking_subscriber_is_cancelled() {
     });
     p.subscribe(Box::new(s));
     pool.run();
-    assert!(r.wait().unwrap_err().is::<Cancelled>());
+    assert!(r.wait().unwrap_err().is::<rs_impl::subscriber::Panicked>());
     assert!(
         dropped.load(Ordering::SeqCst),
         "the stream is dropped with the subscriber"
@@ -1088,11 +1086,11 @@ fn async_subscriber_break_cancels_and_completion_cancel_works() {
 
 #[test]
 fn blocking_iter_reads_a_publisher_from_another_thread_and_cancels_on_drop() {
-    let (publisher, producer) = push::<u32>(0);
+    let (producer, publisher) = push::<u32>(0);
     let (p, calls) = spy(publisher);
     let feeder = std::thread::spawn(move || {
         let mut sent = 0;
-        while producer.offer_blocking(sent).is_ok() {
+        while producer.blocking_send(sent).is_ok() {
             sent += 1;
         }
         sent
@@ -1109,25 +1107,22 @@ fn blocking_iter_reads_a_publisher_from_another_thread_and_cancels_on_drop() {
 
 #[test]
 fn push_capacity_zero_waits_for_demand() {
-    let (publisher, producer) = push::<u8>(0);
-    assert!(matches!(producer.try_offer(1), Err(TryOfferError::Full(1))));
+    let (producer, publisher) = push::<u8>(0);
+    assert!(matches!(producer.try_send(1), Err(TrySendError::Full(1))));
     let (s, handle) = collect(RequestStrategy::Prefetch(2));
     publisher.subscribe(Box::new(s));
-    producer.try_offer(1).unwrap();
-    producer.try_offer(2).unwrap();
+    producer.try_send(1).unwrap();
+    producer.try_send(2).unwrap();
     // Prefetch(2) replenishes 1 after each consumed: room for exactly one more each time.
-    producer.try_offer(3).unwrap();
+    producer.try_send(3).unwrap();
     producer.complete();
-    assert!(matches!(
-        producer.try_offer(4),
-        Err(TryOfferError::Closed(4))
-    ));
+    assert!(matches!(producer.try_send(4), Err(TrySendError::Closed(4))));
     assert_eq!(handle.wait().unwrap(), vec![1, 2, 3]);
 }
 
 #[test]
 fn push_offer_without_demand_is_full_and_blocking_offer_waits() {
-    let (publisher, producer) = push::<u64>(2);
+    let (producer, publisher) = push::<u64>(2);
     let sub = Arc::new(Mutex::new(None::<SubscriptionRef>));
     let got = Arc::new(Mutex::new(Vec::new()));
     struct Manual(Arc<Mutex<Vec<u64>>>, Arc<Mutex<Option<SubscriptionRef>>>);
@@ -1146,12 +1141,12 @@ fn push_offer_without_demand_is_full_and_blocking_offer_waits() {
         }
     }
     publisher.subscribe(Box::new(Manual(got.clone(), sub.clone())));
-    producer.try_offer(0).unwrap();
-    producer.try_offer(1).unwrap();
-    assert!(matches!(producer.try_offer(2), Err(TryOfferError::Full(2))));
+    producer.try_send(0).unwrap();
+    producer.try_send(1).unwrap();
+    assert!(matches!(producer.try_send(2), Err(TrySendError::Full(2))));
     let p2 = producer.clone();
     let blocked = std::thread::spawn(move || {
-        p2.offer_blocking(2).unwrap();
+        p2.blocking_send(2).unwrap();
         p2.complete();
     });
     let s = sub.lock().unwrap().clone().unwrap();
@@ -1165,25 +1160,29 @@ fn push_offer_without_demand_is_full_and_blocking_offer_waits() {
 #[test]
 fn push_async_offer_on_tokio_and_abandonment() {
     let rt = tokio_rt();
-    let (publisher, producer) = push::<u64>(1);
+    let (producer, publisher) = push::<u64>(1);
     let (s, handle) = collect(RequestStrategy::OneByOne);
     publisher.subscribe(Box::new(s));
     rt.block_on(async move {
         for i in 0..1000 {
-            producer.offer(i).await.unwrap();
+            producer.send(i).await.unwrap();
         }
-        // dropped without complete: abandoned
+        // dropped without complete: the producer vanished
     });
     let e = rt.block_on(handle).unwrap_err(); // awaited on tokio
-    assert!(e.is::<source::Abandoned>(), "{e}");
+    assert_eq!(
+        e.downcast_ref::<ProducerError>(),
+        Some(&ProducerError::Dropped),
+        "{e}"
+    );
 }
 
 #[test]
 fn push_cancel_closes_the_producer_and_drops_the_queue() {
     let live = Arc::new(Live::default());
-    let (publisher, producer) = push::<Counted>(8);
+    let (producer, publisher) = push::<Counted>(8);
     for i in 0..5 {
-        producer.try_offer(live.make(i)).unwrap();
+        producer.try_send(live.make(i)).unwrap();
     }
     let (s, handle) = collect::<Counted>(RequestStrategy::Prefetch(2));
     handle.cancel(); // cancelled before subscribing: nothing is requested
@@ -1194,18 +1193,18 @@ fn push_cancel_closes_the_producer_and_drops_the_queue() {
         0,
         "queued elements dropped"
     );
-    let back = producer.try_offer(live.make(9)).unwrap_err().into_inner();
+    let back = producer.try_send(live.make(9)).unwrap_err().into_inner();
     assert_eq!(back.value, 9);
 }
 
 #[test]
 fn push_serves_one_subscriber() {
-    let (publisher, producer) = push::<u8>(1);
+    let (producer, publisher) = push::<u8>(1);
     let (a, ra) = collect(RequestStrategy::Unbounded);
     let (b, rb) = collect::<u8>(RequestStrategy::Unbounded);
     publisher.subscribe(Box::new(a));
     publisher.subscribe(Box::new(b));
-    producer.try_offer(1).unwrap();
+    producer.try_send(1).unwrap();
     producer.complete();
     assert_eq!(ra.wait().unwrap(), vec![1]);
     assert!(matches!(
@@ -1216,7 +1215,7 @@ fn push_serves_one_subscriber() {
 
 #[test]
 fn push_from_many_threads_loses_nothing() {
-    let (publisher, producer) = push::<u64>(4);
+    let (producer, publisher) = push::<u64>(4);
     let (s, handle) = collect(RequestStrategy::Prefetch(16));
     publisher.subscribe(Box::new(s));
     let threads: Vec<_> = (0..4)
@@ -1224,7 +1223,7 @@ fn push_from_many_threads_loses_nothing() {
             let p = producer.clone();
             std::thread::spawn(move || {
                 for i in 0..10_000 {
-                    p.offer_blocking(t * 10_000 + i).unwrap();
+                    p.blocking_send(t * 10_000 + i).unwrap();
                 }
             })
         })
@@ -1308,7 +1307,7 @@ fn open_ranges_run_to_the_maximum_then_complete() {
 
 #[test]
 fn handle_future_wakes_on_completion_and_on_cancel() {
-    let (publisher, producer) = push::<u8>(0);
+    let (producer, publisher) = push::<u8>(0);
     let (s, handle) = collect(RequestStrategy::Prefetch(2));
     publisher.subscribe(Box::new(s));
     let mut handle = Box::pin(handle);
@@ -1322,7 +1321,7 @@ fn handle_future_wakes_on_completion_and_on_cancel() {
     let waker = std::task::Waker::from(Arc::new(Flag(woken.clone())));
     let mut cx = Context::from_waker(&waker);
     assert!(handle.as_mut().poll(&mut cx).is_pending());
-    producer.try_offer(1).unwrap();
+    producer.try_send(1).unwrap();
     assert!(!woken.load(Ordering::SeqCst), "no wake-up before the end");
     producer.complete();
     assert!(woken.load(Ordering::SeqCst));

@@ -1,6 +1,8 @@
 //! Behaviour of the fanout through its public API: our versions of the thirteen cases of
-//! Pekko's `FanoutPublisherBehaviorSpec` (design/seed-designs.md §A.9; `pekko_…` tests), then
-//! the producer handle (`try_send`, blocking and async `send`, `complete`, `fail`, drop), the
+//! Pekko's `FanoutPublisherBehaviorSpec` (Pekko PR #2874; `pekko_…` tests), then the
+//! producer handle (`try_send`, `blocking_send`, `send().await`, `complete`, `fail`, drop,
+//! clones, the `Sink`), the shutdown rules (issue 20: a vanished producer, nobody left to
+//! receive, the last subscriber leaving), the
 //! processor's upstream side, and the contract items of the module docs (backpressure, late
 //! subscribers, cancel, `request(0)`, panics, memory).
 #![cfg(not(rs_loom))]
@@ -10,7 +12,6 @@
 mod support;
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
@@ -20,9 +21,9 @@ use rs_api::{
     Error, Publisher, PublisherExt, SpecViolation, Subscriber, SubscriptionRef, UNBOUNDED,
 };
 use rs_impl::fanout::{
-    self, ConfigError, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy,
-    TimeoutMode, TrySendError,
+    self, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy, TimeoutMode,
 };
+use rs_impl::producer::{ProducerError, TrySendError};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
 use support::{quiet_deliberate_panics, Manual};
@@ -121,7 +122,7 @@ fn processor(
     initial: usize,
     max: usize,
 ) -> (FanoutProcessor<u64>, Arc<Manual>, FanoutProcessor<u64>) {
-    let p = FanoutProcessor::new(FanoutConfig::with_capacities(initial, max).unwrap());
+    let p = FanoutProcessor::with_config(FanoutConfig::new(max).grow_from(initial));
     let up = Arc::new(Manual::default());
     let mut upstream_side = p.clone();
     upstream_side.on_subscribe(up.clone());
@@ -229,7 +230,7 @@ fn pekko_active_and_late_subscribers_complete() {
 
 #[test]
 fn pekko_multiple_active_subscribers_complete() {
-    let p = FanoutProcessor::<u64>::new(FanoutConfig::new(4).unwrap());
+    let p = FanoutProcessor::<u64>::with_config(FanoutConfig::new(4));
     let probes: Vec<Probe> = (0..3).map(|_| Probe::new(UNBOUNDED)).collect();
     for s in &probes {
         p.subscribe(Box::new(s.clone()));
@@ -272,15 +273,16 @@ fn pekko_one_of_two_cancels_before_completion_and_the_other_keeps_running() {
 #[test]
 fn pekko_two_concurrent_subscribers_get_the_same_elements_and_complete() {
     for _ in 0..20 {
-        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+        let (tx, p) = fanout::channel::<u64>(4);
         let (a, ra) = collect(RequestStrategy::OneByOne);
         let (b, rb) = collect(RequestStrategy::Prefetch(2));
         p.subscribe(Box::new(a));
         p.subscribe(Box::new(b));
         let producer = std::thread::spawn(move || {
             for i in 1..=3 {
-                tx.send(i).unwrap();
+                tx.blocking_send(i).unwrap();
             }
+            tx.complete();
         });
         let ta = std::thread::spawn(move || ra.wait().unwrap());
         let tb = std::thread::spawn(move || rb.wait().unwrap());
@@ -347,10 +349,9 @@ fn pekko_last_subscriber_failing_cancels_upstream_and_late_ones_get_shutdown() {
 
 #[test]
 fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
-    let config = FanoutConfig::new(4)
-        .unwrap()
-        .subscription_timeout(Duration::from_millis(50), TimeoutMode::Cancel);
-    let p = FanoutProcessor::<u64>::new(config);
+    let config =
+        FanoutConfig::new(4).subscription_timeout(Duration::from_millis(50), TimeoutMode::Cancel);
+    let p = FanoutProcessor::<u64>::with_config(config);
     let up = Arc::new(Manual::default());
     p.clone().on_subscribe(up.clone());
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -368,11 +369,10 @@ fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
         Some(&FanoutError::SubscriptionTimeout(Duration::from_millis(50)))
     );
     // The channel's producer sees it closed.
-    let config = FanoutConfig::new(4)
-        .unwrap()
-        .subscription_timeout(Duration::from_millis(20), TimeoutMode::Cancel);
-    let (mut tx, _p) = fanout::channel::<u64>(config);
-    assert!(tx.send(1).is_ok(), "room before anyone subscribed");
+    let config =
+        FanoutConfig::new(4).subscription_timeout(Duration::from_millis(20), TimeoutMode::Cancel);
+    let (tx, _p) = fanout::channel_with::<u64>(config);
+    assert!(tx.blocking_send(1).is_ok(), "room before anyone subscribed");
     let mut tries = 0;
     while !tx.is_closed() {
         tries += 1;
@@ -386,13 +386,13 @@ fn pekko_cancel_mode_timeout_fails_with_subscription_timeout() {
 fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
     let warned = Arc::new(AtomicUsize::new(0));
     let w = warned.clone();
-    let config = FanoutConfig::new(4).unwrap().subscription_timeout(
+    let config = FanoutConfig::new(4).subscription_timeout(
         Duration::from_millis(20),
         TimeoutMode::Warn(Arc::new(move |_| {
             w.fetch_add(1, Ordering::SeqCst);
         })),
     );
-    let (mut tx, p) = fanout::channel::<u64>(config);
+    let (tx, p) = fanout::channel_with::<u64>(config);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while warned.load(Ordering::SeqCst) == 0 {
         assert!(std::time::Instant::now() < deadline, "never warned");
@@ -400,7 +400,7 @@ fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
     }
     let late = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(late.clone()));
-    tx.send(5).unwrap();
+    tx.blocking_send(5).unwrap();
     tx.complete();
     assert_eq!(late.events(), vec![Ev::Sub, Ev::Next(5), Ev::Complete]);
     assert_eq!(warned.load(Ordering::SeqCst), 1);
@@ -409,18 +409,18 @@ fn pekko_warn_mode_timeout_keeps_accepting_subscribers() {
 #[test]
 fn pekko_abrupt_termination_the_producer_panics() {
     quiet_deliberate_panics();
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let active = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(active.clone()));
     let producer = std::thread::spawn(move || {
-        let mut tx = tx;
-        tx.send(1).unwrap();
+        let tx = tx;
+        tx.blocking_send(1).unwrap();
         panic!("producer: deliberate panic");
     });
     assert!(producer.join().is_err());
     let late = Probe::new(1);
     p.subscribe(Box::new(late.clone()));
-    let crashed = Error::from(FanoutError::ProducerPanicked).to_string();
+    let crashed = Error::from(ProducerError::Panicked).to_string();
     assert_eq!(
         active.events(),
         vec![Ev::Sub, Ev::Next(1), Ev::Error(crashed.clone())]
@@ -436,7 +436,9 @@ fn pekko_abrupt_termination_the_producer_panics() {
 
 #[test]
 fn try_send_hands_the_element_back_when_full_or_closed() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(2).last_subscriber(LastSubscriberPolicy::CancelUpstream),
+    );
     let slow = Probe::new(0);
     p.subscribe(Box::new(slow.clone()));
     tx.try_send(1).unwrap();
@@ -445,25 +447,23 @@ fn try_send_hands_the_element_back_when_full_or_closed() {
     slow.request(1);
     tx.try_send(3).unwrap(); // the slowest read one: one slot free
     assert!(tx.try_send(4).unwrap_err().is_full());
-    slow.cancel(); // last subscriber gone: the channel closes (CancelUpstream)
+    slow.cancel(); // last subscriber gone: the channel closes (this policy)
     assert!(matches!(tx.try_send(4), Err(TrySendError::Closed(4))));
     assert!(tx.is_closed());
-    assert_eq!(tx.send(5).unwrap_err().into_inner(), 5);
-    assert_eq!(
-        futures::executor::block_on(tx.send_async(6)).unwrap_err().0,
-        6
-    );
+    assert_eq!(tx.blocking_send(5).unwrap_err().into_inner(), 5);
+    assert_eq!(futures::executor::block_on(tx.send(6)).unwrap_err().0, 6);
 }
 
 #[test]
 fn blocking_send_waits_for_space_and_resumes_when_the_slowest_reads() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     let slow = Probe::new(0);
     p.subscribe(Box::new(slow.clone()));
     let producer = std::thread::spawn(move || {
         for i in 0..10 {
-            tx.send(i).unwrap();
+            tx.blocking_send(i).unwrap();
         }
+        tx.complete();
     });
     let mut requested = 0;
     while slow.nexts().len() < 10 {
@@ -493,7 +493,9 @@ impl Wake for CountingWaker {
 
 #[test]
 fn async_send_is_woken_through_its_waker_when_space_frees() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(1).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(1).last_subscriber(LastSubscriberPolicy::CancelUpstream),
+    );
     let slow = Probe::new(0);
     p.subscribe(Box::new(slow.clone()));
     tx.try_send(0).unwrap();
@@ -501,12 +503,9 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
     let waker = Waker::from(counter.clone());
     let mut cx = Context::from_waker(&waker);
     {
-        let mut fut = tx.send_async(1);
-        assert!(
-            Pin::new(&mut fut).poll(&mut cx).is_pending(),
-            "full: pending"
-        );
-        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending(), "still full");
+        let mut fut = std::pin::pin!(tx.send(1));
+        assert!(fut.as_mut().poll(&mut cx).is_pending(), "full: pending");
+        assert!(fut.as_mut().poll(&mut cx).is_pending(), "still full");
         assert_eq!(counter.0.load(Ordering::SeqCst), 0, "no wake without space");
         slow.request(1); // delivers 0 on this thread, which frees the slot
         assert_eq!(
@@ -514,15 +513,12 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
             1,
             "woken once, by the drain that freed space"
         );
-        assert!(matches!(
-            Pin::new(&mut fut).poll(&mut cx),
-            Poll::Ready(Ok(()))
-        ));
+        assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
     }
     // A dropped future withdraws its element and its registration.
     {
-        let mut fut = tx.send_async(2);
-        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+        let mut fut = std::pin::pin!(tx.send(2));
+        assert!(fut.as_mut().poll(&mut cx).is_pending());
     }
     slow.request(2);
     assert_eq!(
@@ -534,27 +530,28 @@ fn async_send_is_woken_through_its_waker_when_space_frees() {
     // Closing wakes a waiting future, which then reports the element back.
     tx.try_send(3).unwrap(); // delivered: slow had 1 outstanding
     tx.try_send(4).unwrap(); // buffered: the buffer is full again
-    let mut fut = tx.send_async(5);
-    assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+    let mut fut = std::pin::pin!(tx.send(5));
+    assert!(fut.as_mut().poll(&mut cx).is_pending());
     slow.cancel(); // the last subscriber leaves: the channel closes
     assert_eq!(
         counter.0.load(Ordering::SeqCst),
         2,
         "closing wakes the waiting sender"
     );
-    assert!(matches!(Pin::new(&mut fut).poll(&mut cx), Poll::Ready(Err(e)) if e.0 == 5));
+    assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Err(e)) if e.0 == 5));
 }
 
 #[test]
 fn async_send_on_an_executor_with_a_subscriber_on_another_thread() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     let (s, result) = collect(RequestStrategy::OneByOne);
     p.subscribe(Box::new(s));
     let producer = std::thread::spawn(move || {
         futures::executor::block_on(async move {
             for i in 0..1000 {
-                tx.send_async(i).await.unwrap();
+                tx.send(i).await.unwrap();
             }
+            tx.complete();
         })
     });
     producer.join().unwrap();
@@ -563,38 +560,39 @@ fn async_send_on_an_executor_with_a_subscriber_on_another_thread() {
 
 #[test]
 fn complete_fail_and_drop() {
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(1);
     p.subscribe(Box::new(a.clone()));
     tx.complete();
     assert_eq!(a.events(), vec![Ev::Sub, Ev::Complete]);
 
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(1);
     p.subscribe(Box::new(a.clone()));
     let e = Error::msg("producer failed");
     tx.fail(e.clone());
     assert!(a.last_error().ptr_eq(&e));
 
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(a.clone()));
-    tx.send(1).unwrap();
+    tx.blocking_send(1).unwrap();
     drop(tx);
+    let vanished = Error::from(ProducerError::Dropped).to_string();
     assert_eq!(
         a.events(),
-        vec![Ev::Sub, Ev::Next(1), Ev::Complete],
-        "dropping completes"
+        vec![Ev::Sub, Ev::Next(1), Ev::Error(vanished)],
+        "dropping without complete is not the end: an error, not a silent truncation"
     );
 }
 
 #[test]
 fn delivery_runs_on_the_producers_thread() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::default());
+    let (tx, p) = fanout::channel::<u64>(256);
     let a = Probe::new(UNBOUNDED);
     p.subscribe(Box::new(a.clone()));
     let producer = std::thread::spawn(move || {
-        tx.send(1).unwrap();
+        tx.blocking_send(1).unwrap();
         std::thread::current().id()
     });
     let id = producer.join().unwrap();
@@ -605,7 +603,7 @@ fn delivery_runs_on_the_producers_thread() {
 
 #[test]
 fn late_subscribers_start_at_the_oldest_retained_element() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (tx, p) = fanout::channel::<u64>(8);
     // Nobody subscribed: everything is retained for the first subscriber.
     for i in 0..3 {
         tx.try_send(i).unwrap();
@@ -623,7 +621,7 @@ fn late_subscribers_start_at_the_oldest_retained_element() {
     assert_eq!(fast.nexts(), (0..6).collect::<Vec<_>>());
     assert_eq!(late.nexts(), (1..6).collect::<Vec<_>>());
     // A subscriber alone reclaims as it reads: one joining after it starts after what it read.
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (tx, p) = fanout::channel::<u64>(8);
     for i in 0..3 {
         tx.try_send(i).unwrap();
     }
@@ -636,7 +634,7 @@ fn late_subscribers_start_at_the_oldest_retained_element() {
 
 #[test]
 fn the_fastest_leads_the_slowest_by_at_most_the_maximum() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(1, 4).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(4).grow_from(1));
     let (slow, fast) = (Probe::new(0), Probe::new(UNBOUNDED));
     p.subscribe(Box::new(slow.clone()));
     p.subscribe(Box::new(fast.clone()));
@@ -728,10 +726,8 @@ fn processor_cancels_a_second_upstream_and_fails_on_an_upstream_overflow() {
 #[test]
 fn cancel_frees_the_hold_on_the_buffer_at_once() {
     let payload = Arc::new(());
-    let (mut tx, p) = fanout::channel::<Arc<()>>(
-        FanoutConfig::new(4)
-            .unwrap()
-            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+    let (tx, p) = fanout::channel_with::<Arc<()>>(
+        FanoutConfig::new(4).last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     let slow = Arc::new(Mutex::new(None::<SubscriptionRef>));
     struct Hold(Arc<Mutex<Option<SubscriptionRef>>>);
@@ -765,6 +761,7 @@ fn cancel_frees_the_hold_on_the_buffer_at_once() {
     tx.try_send(payload.clone()).unwrap();
     s.cancel(); // 3.7
     s.request(1); // 3.6
+    tx.complete();
     drop(tx);
     assert_eq!(fast_result.wait().unwrap().len(), 5);
     assert_eq!(Arc::strong_count(&payload), 1, "no leak");
@@ -772,10 +769,8 @@ fn cancel_frees_the_hold_on_the_buffer_at_once() {
 
 #[test]
 fn keep_buffering_for_the_next_subscriber() {
-    let (mut tx, p) = fanout::channel::<u64>(
-        FanoutConfig::new(4)
-            .unwrap()
-            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(4).last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     let a = Probe::new(2);
     p.subscribe(Box::new(a.clone()));
@@ -799,14 +794,14 @@ fn keep_buffering_for_the_next_subscriber() {
 
 #[test]
 fn request_zero_fails_only_that_subscriber() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let (bad, good) = (Probe::new(1), Probe::new(UNBOUNDED));
     p.subscribe(Box::new(bad.clone()));
     p.subscribe(Box::new(good.clone()));
-    tx.send(0).unwrap();
+    tx.blocking_send(0).unwrap();
     bad.request(0);
     for i in 1..10 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     tx.complete();
     assert_eq!(
@@ -823,7 +818,7 @@ fn request_zero_fails_only_that_subscriber() {
 
 #[test]
 fn demand_saturates_and_large_requests_mean_unbounded() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let a = Probe::new(0);
     p.subscribe(Box::new(a.clone()));
     a.request(i64::MAX as u64 / 2);
@@ -831,7 +826,7 @@ fn demand_saturates_and_large_requests_mean_unbounded() {
     a.request(UNBOUNDED);
     a.request(UNBOUNDED);
     for i in 0..100 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     tx.complete();
     assert_eq!(
@@ -850,7 +845,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
             r.fetch_add(1, Ordering::SeqCst);
         }
     });
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     let mut bad = Probe::new(UNBOUNDED);
     bad.panic_at = Some(3);
     let good: Vec<Probe> = (0..3).map(|_| Probe::new(UNBOUNDED)).collect();
@@ -859,7 +854,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
         p.subscribe(Box::new(g.clone()));
     }
     for i in 0..20 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     tx.complete();
     assert_eq!(bad.nexts(), vec![0, 1, 2, 3]);
@@ -884,7 +879,7 @@ fn a_panicking_subscriber_is_cancelled_and_the_others_lose_nothing() {
 fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything() {
     quiet_deliberate_panics();
     for buffered in [false, true] {
-        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(16).unwrap());
+        let (tx, p) = fanout::channel::<u64>(16);
         let mut probes = Vec::new();
         for i in 0..7 {
             let mut probe = Probe::new(UNBOUNDED);
@@ -897,7 +892,7 @@ fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything(
         let lagging = Probe::new(if buffered { 1 } else { UNBOUNDED });
         p.subscribe(Box::new(lagging.clone()));
         for i in 0..12 {
-            tx.send(i).unwrap();
+            tx.blocking_send(i).unwrap();
         }
         let stats = p.stats();
         assert_eq!(stats.subscribers, 5, "buffered: {buffered}");
@@ -930,14 +925,14 @@ fn several_subscribers_panicking_on_one_element_do_not_cost_the_others_anything(
 #[test]
 fn the_last_subscriber_of_the_group_panicking_on_a_written_through_element() {
     quiet_deliberate_panics();
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let good = Probe::new(UNBOUNDED);
     let mut bad = Probe::new(UNBOUNDED);
     bad.panic_at = Some(3);
     p.subscribe(Box::new(good.clone()));
     p.subscribe(Box::new(bad.clone()));
     for i in 0..10 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     let stats = p.stats();
     assert_eq!(bad.nexts(), vec![0, 1, 2, 3]);
@@ -963,13 +958,13 @@ fn the_last_subscriber_of_the_group_panicking_on_a_written_through_element() {
 /// backlog when it requests.
 #[test]
 fn the_last_subscriber_of_the_group_out_of_demand_on_a_written_through_element() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(4).unwrap());
+    let (tx, p) = fanout::channel::<u64>(4);
     let good = Probe::new(UNBOUNDED);
     let limited = Probe::new(2);
     p.subscribe(Box::new(good.clone()));
     p.subscribe(Box::new(limited.clone()));
     for i in 0..4 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     assert_eq!(limited.nexts(), vec![0, 1]);
     let stats = p.stats();
@@ -978,7 +973,7 @@ fn the_last_subscriber_of_the_group_out_of_demand_on_a_written_through_element()
     let stats = p.stats();
     assert_eq!((stats.buffered, stats.deliveries), (0, 4 + 4));
     for i in 4..8 {
-        tx.send(i).unwrap();
+        tx.blocking_send(i).unwrap();
     }
     assert_eq!(limited.nexts(), (0..7).collect::<Vec<_>>());
     assert_eq!(p.stats().buffered, 1);
@@ -1013,41 +1008,61 @@ fn panics_in_on_subscribe_and_terminal_signals_do_not_escape() {
             panic!("deliberate on_complete");
         }
     }
-    let (mut tx, p) = fanout::channel::<u64>(
-        FanoutConfig::new(2)
-            .unwrap()
-            .last_subscriber(LastSubscriberPolicy::KeepBuffering),
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(2).last_subscriber(LastSubscriberPolicy::KeepBuffering),
     );
     p.subscribe(Box::new(Boom("subscribe")));
     p.subscribe(Box::new(Boom("complete")));
-    tx.send(1).unwrap();
+    tx.blocking_send(1).unwrap();
     tx.complete();
-    let (tx, p) = fanout::channel::<u64>(FanoutConfig::new(2).unwrap());
+    let (tx, p) = fanout::channel::<u64>(2);
     p.subscribe(Box::new(Boom("error")));
     tx.fail(Error::msg("x"));
     p.subscribe(Box::new(Boom("error")));
 }
 
+/// The size rule: a capacity of 0 (or above the largest) panics with a clear message, as
+/// tokio's `mpsc::channel(0)` does; nothing is silently rounded up to 1.
 #[test]
-fn config_errors_are_typed() {
-    assert_eq!(FanoutConfig::new(0).unwrap_err(), ConfigError::ZeroCapacity);
-    assert!(matches!(
-        FanoutConfig::new(fanout::MAX_CAPACITY + 1),
-        Err(ConfigError::TooLarge { .. })
-    ));
-    assert_eq!(
-        FanoutConfig::with_capacities(3, 2).unwrap_err(),
-        ConfigError::InitialAboveMax { initial: 4, max: 2 }
-    );
-    let c = FanoutConfig::with_capacities(3, 5).unwrap();
-    assert_eq!((c.initial_capacity(), c.max_capacity()), (4, 8));
+#[should_panic(expected = "capacity of 0")]
+fn a_capacity_of_zero_panics() {
+    let _ = fanout::channel::<u64>(0);
+}
+
+#[test]
+#[should_panic(expected = "above the largest supported")]
+fn a_capacity_above_the_largest_panics() {
+    let _ = FanoutProcessor::<u64>::new(fanout::MAX_CAPACITY + 1);
+}
+
+#[test]
+#[should_panic(expected = "above its capacity")]
+fn an_initial_capacity_above_the_capacity_panics() {
+    let _ = FanoutConfig::new(2).grow_from(3);
+}
+
+/// A fanout given a capacity starts its buffer at that capacity (issue 24: `new(1024)` used to
+/// start at 16 and grow while running); growth only when asked for, rounded to powers of two.
+#[test]
+fn the_buffer_starts_at_its_capacity_unless_growth_is_asked_for() {
+    let (_tx, p) = fanout::channel::<u64>(1024);
+    let stats = p.stats();
+    assert_eq!((stats.capacity, stats.max_capacity), (1024, 1024));
+    let c = FanoutConfig::new(5).grow_from(3);
+    assert_eq!((c.initial_capacity(), c.capacity()), (4, 8));
+    let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(8).grow_from(2));
+    assert_eq!(p.stats().capacity, 2);
+    for i in 0..5 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(p.stats().capacity, 8, "grew 2 -> 4 -> 8 while full");
 }
 
 #[test]
 fn many_subscribers_many_threads_no_loss() {
     // Subscribers request from their own threads while the producer sends from another.
     for _ in 0..5 {
-        let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(2, 16).unwrap());
+        let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(16).grow_from(2));
         let handles: Vec<_> = (0..8)
             .map(|k| {
                 let (s, r) = collect(if k % 2 == 0 {
@@ -1061,8 +1076,9 @@ fn many_subscribers_many_threads_no_loss() {
             .collect();
         let producer = std::thread::spawn(move || {
             for i in 0..5_000 {
-                tx.send(i).unwrap();
+                tx.blocking_send(i).unwrap();
             }
+            tx.complete();
         });
         let waiters: Vec<_> = handles
             .into_iter()
@@ -1108,7 +1124,7 @@ impl Subscriber<u64> for Blocking {
 /// position later.)
 #[test]
 fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains() {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(8).unwrap());
+    let (tx, p) = fanout::channel::<u64>(8);
     let (entered_tx, entered) = std::sync::mpsc::channel();
     let (release, release_rx) = std::sync::mpsc::channel();
     let a = Probe::new(1);
@@ -1118,9 +1134,10 @@ fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains
         entered: entered_tx,
         release: Arc::new(Mutex::new(release_rx)),
     }));
-    tx.send(0).unwrap(); // A takes 0 and is out of demand
-    tx.send(1).unwrap(); // buffered for A
-                         // Another thread's request makes it the drainer; A blocks in on_next(1) there.
+    tx.blocking_send(0).unwrap(); // A takes 0 and is out of demand
+    tx.blocking_send(1).unwrap(); // buffered for A
+
+    // Another thread's request makes it the drainer; A blocks in on_next(1) there.
     let a2 = a.clone();
     let drainer = std::thread::spawn(move || a2.request(2));
     entered.recv().unwrap();
@@ -1140,4 +1157,577 @@ fn a_subscriber_queued_before_a_send_gets_the_element_when_another_thread_drains
     tx.complete();
     assert_eq!(c.events().last(), Some(&Ev::Complete));
     assert_eq!(a.events().last(), Some(&Ev::Complete));
+}
+
+// ----- issue 20: how a fanout channel ends ---------------------------------------------------
+
+/// Item 1: the last sender dropped without `complete` is not the end: every subscriber, and
+/// every later one, gets `on_error(ProducerError::Dropped)` after what was sent, never
+/// `on_complete` (it used to complete: a silent truncation).
+#[test]
+fn a_vanished_producer_ends_the_stream_with_an_error_not_on_complete() {
+    let (tx, p) = fanout::channel::<u64>(8);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    let tx2 = tx.clone();
+    tx.try_send(1).unwrap();
+    drop(tx); // another handle lives: nothing ends
+    assert_eq!(a.events(), vec![Ev::Sub, Ev::Next(1)]);
+    tx2.try_send(2).unwrap();
+    drop(tx2); // the last one: the producer vanished
+    let vanished = Ev::Error(Error::from(ProducerError::Dropped).to_string());
+    assert_eq!(
+        a.events(),
+        vec![Ev::Sub, Ev::Next(1), Ev::Next(2), vanished.clone()]
+    );
+    assert_eq!(
+        a.last_error().downcast_ref::<ProducerError>(),
+        Some(&ProducerError::Dropped)
+    );
+    let late = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(late.clone()));
+    assert_eq!(late.events(), vec![Ev::Sub, vanished]);
+}
+
+/// Item 1, the panicking producer: a handle dropped while its thread panics fails the stream
+/// with `ProducerError::Panicked` at once, even while other handles live.
+#[test]
+fn a_handle_dropped_in_a_panic_fails_the_stream_although_other_handles_live() {
+    quiet_deliberate_panics();
+    let (tx, p) = fanout::channel::<u64>(8);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    let worker = tx.clone();
+    let t = std::thread::spawn(move || {
+        worker.try_send(1).unwrap();
+        panic!("worker: deliberate panic");
+    });
+    assert!(t.join().is_err());
+    assert_eq!(
+        a.last_error().downcast_ref::<ProducerError>(),
+        Some(&ProducerError::Panicked)
+    );
+    assert!(tx.is_closed(), "the survivors' sends fail");
+    assert!(tx.try_send(2).unwrap_err().is_closed());
+}
+
+/// Item 2: with every publisher handle dropped and no subscriber, nobody can ever receive:
+/// the channel closes, `is_closed` is true, a waiting send is woken and fails instead of
+/// waiting forever (it used to block forever), and the buffer is dropped.
+#[test]
+fn with_every_publisher_dropped_and_no_subscriber_send_fails_instead_of_blocking() {
+    let payload = Arc::new(0u64);
+    let (tx, p) = fanout::channel::<Arc<u64>>(2);
+    let p2 = p.clone();
+    tx.try_send(payload.clone()).unwrap();
+    tx.try_send(payload.clone()).unwrap();
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(counter.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(tx.send(payload.clone()));
+    assert!(fut.as_mut().poll(&mut cx).is_pending(), "full: it waits");
+    drop(p);
+    assert!(!tx.is_closed(), "a publisher handle is left");
+    drop(p2);
+    assert!(tx.is_closed(), "nobody can subscribe, nobody is subscribed");
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        1,
+        "the waiting send was woken"
+    );
+    assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Err(_))));
+    assert!(tx.try_send(payload.clone()).unwrap_err().is_closed());
+    assert!(
+        tx.blocking_send(payload.clone()).is_err(),
+        "no wait: closed"
+    );
+    assert_eq!(Arc::strong_count(&payload), 1, "the buffer was dropped");
+}
+
+/// Item 2 with subscribers: while a subscriber is left the publisher handles are not needed;
+/// the channel closes when the last subscriber leaves, and the error says why.
+#[test]
+fn with_every_publisher_dropped_the_channel_closes_when_its_last_subscriber_leaves() {
+    let (tx, p) = fanout::channel::<u64>(4);
+    let a = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(a.clone()));
+    drop(p);
+    tx.try_send(1).unwrap();
+    assert!(!tx.is_closed());
+    a.cancel();
+    assert!(tx.is_closed());
+    assert!(tx.try_send(2).unwrap_err().is_closed());
+    assert_eq!(a.nexts(), vec![1]);
+    let why = Error::from(FanoutError::PublishersDropped).to_string();
+    assert!(why.contains("nobody can receive"), "{why}");
+}
+
+/// Item 3: the first subscriber failing (here `request(0)`) before the others join does not
+/// close a channel whose producer is still sending (it used to: the default shut the channel
+/// down, the producer got "closed" and later subscribers a shutdown error). They get what was
+/// retained and everything after.
+#[test]
+fn the_last_subscriber_leaving_is_not_the_end_of_a_channel_in_either_order() {
+    for first_fails_first in [true, false] {
+        let (tx, p) = fanout::channel::<u64>(8);
+        let first = Probe::new(1);
+        p.subscribe(Box::new(first.clone()));
+        tx.try_send(0).unwrap();
+        let second = Probe::new(UNBOUNDED);
+        if first_fails_first {
+            first.request(0); // the only subscriber leaves
+            tx.try_send(1).expect("still open: the producer is sending");
+            p.subscribe(Box::new(second.clone()));
+        } else {
+            p.subscribe(Box::new(second.clone()));
+            first.request(0);
+            tx.try_send(1).unwrap();
+        }
+        tx.try_send(2).unwrap();
+        tx.complete();
+        assert_eq!(
+            first.last_error().spec_violation(),
+            Some(&SpecViolation::NonPositiveRequest)
+        );
+        // The first one read 0 before it left, so 0 is not retained for the second.
+        assert_eq!(
+            second.nexts(),
+            vec![1, 2],
+            "first fails first: {first_fails_first}"
+        );
+        assert_eq!(second.events().last(), Some(&Ev::Complete));
+    }
+}
+
+/// Item 3, the chosen policy: with `CancelUpstream` the channel does shut down, and the error
+/// a later subscriber gets says why.
+#[test]
+fn a_channel_shuts_down_with_its_last_subscriber_only_when_asked_and_says_why() {
+    let (tx, p) = fanout::channel_with::<u64>(
+        FanoutConfig::new(8).last_subscriber(LastSubscriberPolicy::CancelUpstream),
+    );
+    let a = Probe::new(1);
+    p.subscribe(Box::new(a.clone()));
+    a.request(0);
+    assert!(tx.is_closed());
+    let late = Probe::new(1);
+    p.subscribe(Box::new(late.clone()));
+    let e = late.last_error();
+    assert_eq!(
+        e.downcast_ref::<FanoutError>(),
+        Some(&FanoutError::ShutDown)
+    );
+    assert!(
+        e.to_string()
+            .contains("LastSubscriberPolicy::CancelUpstream"),
+        "the error names the policy that closed it: {e}"
+    );
+}
+
+/// What one subscriber of the scenario saw.
+#[derive(Default)]
+struct Seen {
+    subscribed: usize,
+    nexts: Vec<u64>,
+    completes: usize,
+    errors: Vec<Error>,
+}
+
+/// A scenario subscriber: unbounded demand; panics in the `on_next` after its `panic_next`
+/// flag is set.
+#[derive(Clone, Default)]
+struct Actor {
+    seen: Arc<Mutex<Seen>>,
+    sub: Arc<Mutex<Option<SubscriptionRef>>>,
+    panic_next: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Subscriber<u64> for Actor {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        self.seen.lock().unwrap().subscribed += 1;
+        *self.sub.lock().unwrap() = Some(s.clone());
+        s.request(UNBOUNDED);
+    }
+    fn on_next(&mut self, v: u64) {
+        self.seen.lock().unwrap().nexts.push(v);
+        if self.panic_next.load(Ordering::SeqCst) {
+            panic!("scenario: deliberate panic at {v}");
+        }
+    }
+    fn on_error(&mut self, e: Error) {
+        self.seen.lock().unwrap().errors.push(e);
+    }
+    fn on_complete(&mut self) {
+        self.seen.lock().unwrap().completes += 1;
+    }
+}
+
+/// One step of the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Subscriber `i` joins.
+    Join(usize),
+    /// Subscriber `i` fails (by `request(0)`, or by panicking on the next element).
+    Fail(usize),
+    /// Subscriber `i` cancels.
+    Leave(usize),
+    /// The producer ends: drops its last handle early (or completes).
+    ProducerEnds,
+}
+
+/// Every order of `steps` in which each subscriber joins before it fails or leaves.
+fn orders(steps: &[Step]) -> Vec<Vec<Step>> {
+    fn go(rest: &mut Vec<Step>, done: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+        if rest.is_empty() {
+            out.push(done.clone());
+            return;
+        }
+        for k in 0..rest.len() {
+            let step = rest[k];
+            let ready = match step {
+                Step::Fail(i) | Step::Leave(i) => done.contains(&Step::Join(i)),
+                _ => true,
+            };
+            if !ready {
+                continue;
+            }
+            rest.remove(k);
+            done.push(step);
+            go(rest, done, out);
+            done.pop();
+            rest.insert(k, step);
+        }
+    }
+    let mut out = Vec::new();
+    go(&mut steps.to_vec(), &mut Vec::new(), &mut out);
+    out
+}
+
+/// The scenario's reference: the next position, the oldest one retained, who is live, and
+/// for each subscriber the elements it must see. Every live subscriber has unbounded demand,
+/// so while anyone is live nothing is retained.
+struct Reference {
+    write: u64,
+    read: u64,
+    live: [bool; 4],
+    expected: Vec<Vec<u64>>,
+}
+
+impl Reference {
+    fn new() -> Self {
+        Reference {
+            write: 0,
+            read: 0,
+            live: [false; 4],
+            expected: vec![Vec::new(); 4],
+        }
+    }
+
+    /// Subscriber `i` joins, the stream still `open` or not. A live joiner, or a late one
+    /// after completion, gets the retained backlog (after a failure the backlog is gone).
+    fn join(&mut self, i: usize, open: bool, completed: bool) {
+        if open || completed {
+            self.expected[i].extend(self.read..self.write);
+            self.read = self.write;
+        }
+        self.live[i] = open;
+    }
+
+    /// The producer sends the next element, if it still has a sender; the channel must take
+    /// it (it is never full here, and subscribers leaving never close it).
+    fn send(&mut self, tx: Option<&fanout::FanoutSender<u64>>, what: &str) {
+        let Some(tx) = tx else { return };
+        tx.try_send(self.write)
+            .unwrap_or_else(|e| panic!("{what}: {e} while the producer is live"));
+        for (i, live) in self.live.iter().enumerate() {
+            if *live {
+                self.expected[i].push(self.write);
+            }
+        }
+        self.write += 1;
+        if self.live.iter().any(|l| *l) {
+            self.read = self.write;
+        }
+    }
+}
+
+/// The acceptance scenario for issue 20, items 1–4: a fanout channel whose subscribers join,
+/// fail and leave in every order, and whose producer drops its handle early (or completes),
+/// with an element sent after every step. All on the test thread through `try_send`, so it
+/// cannot hang: it is bounded by its count of operations. In every order:
+///
+/// * the channel never refuses a send while its producer is live (capacity 64 is never
+///   reached, and subscribers leaving never close it: item 3);
+/// * no element a live subscriber asked for is lost: each subscriber gets exactly the
+///   elements from the oldest one retained when it joined (as a reference computes it) up to
+///   the moment it left, in order;
+/// * every subscriber ends with the terminal signal the docs promise: `on_error(Dropped)`
+///   after a vanished producer (item 1), `on_complete` after `complete`, the 3.9 error after
+///   `request(0)`, nothing after a cancel or a panic; a subscriber joining after the end gets
+///   `on_subscribe` and the same terminal signal;
+/// * the subscribers' handles (item 4): a `collect` handle dropped at its leave step cancels
+///   (checked through the subscriber count).
+#[test]
+fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drops_early() {
+    quiet_deliberate_panics();
+    const A: usize = 0; // stays to the end
+    const B: usize = 1; // fails
+    const C: usize = 2; // leaves
+    const LATE: usize = 3; // joins after the end
+    let steps = [
+        Step::Join(A),
+        Step::Join(B),
+        Step::Fail(B),
+        Step::Join(C),
+        Step::Leave(C),
+        Step::ProducerEnds,
+    ];
+    let all = orders(&steps);
+    assert_eq!(all.len(), 180, "6! / 2 / 2 orders");
+    let mut operations = 0u64;
+    for order in &all {
+        for (complete, panic) in [(false, false), (false, true), (true, false), (true, true)] {
+            let what = format!("{order:?}, complete: {complete}, fail by panic: {panic}");
+            let (tx, p) = fanout::channel::<u64>(64);
+            let mut tx = Some(tx);
+            let actors: Vec<Actor> = (0..=LATE).map(|_| Actor::default()).collect();
+            // C is a `collect` subscriber whose handle is dropped when it leaves (item 4).
+            let mut c_handle = None;
+            let mut r = Reference::new();
+            // Whether B failed before the producer ended (else the end reached it first).
+            let mut b_failed_live = false;
+            for step in order {
+                operations += 1;
+                match *step {
+                    Step::Join(i) => {
+                        if i == C {
+                            let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
+                            c_handle = Some(h);
+                            p.subscribe(Box::new(s));
+                        } else {
+                            p.subscribe(Box::new(actors[i].clone()));
+                        }
+                        r.join(i, tx.is_some(), complete);
+                    }
+                    Step::Fail(i) => {
+                        b_failed_live = tx.is_some();
+                        if panic {
+                            actors[i].panic_next.store(true, Ordering::SeqCst);
+                            if r.live[i] {
+                                // It gets this element and panics on it.
+                                operations += 1;
+                                r.send(tx.as_ref(), &what);
+                            }
+                        } else {
+                            let s = actors[i].sub.lock().unwrap().clone().unwrap();
+                            s.request(0);
+                        }
+                        r.live[i] = false;
+                    }
+                    Step::Leave(i) => {
+                        drop(c_handle.take()); // dropping the handle cancels (item 4)
+                        r.live[i] = false;
+                    }
+                    Step::ProducerEnds => {
+                        let t = tx.take().unwrap();
+                        if complete {
+                            t.complete();
+                        }
+                        drop(t);
+                        r.live = [false; 4];
+                    }
+                }
+                operations += 1;
+                r.send(tx.as_ref(), &what);
+            }
+            p.subscribe(Box::new(actors[LATE].clone()));
+            r.join(LATE, false, complete);
+            operations += 1;
+            // What everyone saw.
+            let vanished =
+                |e: &Error| e.downcast_ref::<ProducerError>() == Some(&ProducerError::Dropped);
+            for i in [A, B, LATE] {
+                let seen = actors[i].seen.lock().unwrap();
+                assert_eq!(
+                    seen.subscribed, 1,
+                    "{what}: subscriber {i}: one on_subscribe"
+                );
+                assert_eq!(
+                    seen.nexts, r.expected[i],
+                    "{what}: subscriber {i}'s elements"
+                );
+                let (completes, errors) = (seen.completes, &seen.errors);
+                match i {
+                    B if b_failed_live && !panic => {
+                        assert_eq!((completes, errors.len()), (0, 1), "{what}: B");
+                        assert_eq!(
+                            errors[0].spec_violation(),
+                            Some(&SpecViolation::NonPositiveRequest),
+                            "{what}: B"
+                        );
+                    }
+                    B if b_failed_live => {
+                        assert_eq!((completes, errors.len()), (0, 0), "{what}: B panicked")
+                    }
+                    _ if complete => assert_eq!((completes, errors.len()), (1, 0), "{what}: {i}"),
+                    _ => {
+                        assert_eq!((completes, errors.len()), (0, 1), "{what}: {i}");
+                        assert!(vanished(&errors[0]), "{what}: {i}: {}", errors[0]);
+                    }
+                }
+            }
+            assert_eq!(
+                p.stats().subscribers,
+                0,
+                "{what}: C's dropped handle cancelled it"
+            );
+        }
+    }
+    assert!(operations < 20_000, "bounded: {operations} operations");
+}
+
+// ----- the producer API: clones, the Sink --------------------------------------------------------
+
+/// Clones send from several threads into one fanout while subscribers read at different
+/// paces: each clone's elements arrive in its order, every subscriber gets every element,
+/// and the buffer never holds more than its capacity.
+#[test]
+fn clones_send_from_many_threads_each_in_order_nothing_lost() {
+    const PER: u64 = 3_000;
+    let (tx, p) = fanout::channel::<u64>(8);
+    let handles: Vec<_> = [
+        RequestStrategy::Unbounded,
+        RequestStrategy::OneByOne,
+        RequestStrategy::Prefetch(3),
+    ]
+    .into_iter()
+    .map(|strategy| {
+        let (s, h) = collect(strategy);
+        p.subscribe(Box::new(s));
+        h
+    })
+    .collect();
+    let producers: Vec<_> = (0..3u64)
+        .map(|t| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for i in 0..PER {
+                    tx.blocking_send(t * PER + i).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in producers {
+        t.join().unwrap();
+    }
+    tx.complete();
+    for h in handles {
+        let got = h.wait().unwrap();
+        assert_eq!(got.len() as u64, 3 * PER);
+        for t in 0..3 {
+            let mine: Vec<u64> = got.iter().copied().filter(|x| x / PER == t).collect();
+            assert_eq!(
+                mine,
+                (t * PER..(t + 1) * PER).collect::<Vec<_>>(),
+                "clone {t} in order"
+            );
+        }
+    }
+    assert!(p.stats().buffered <= 8);
+}
+
+/// `complete` from one clone racing the others' sends: every send that returned `Ok` is
+/// delivered before `on_complete`, the others are handed back; never accepted and dropped.
+#[test]
+fn complete_racing_sends_from_other_clones_loses_no_accepted_element() {
+    for round in 0..50 {
+        let (tx, p) = fanout::channel::<(u64, u64)>(2);
+        let (s, h) = collect(RequestStrategy::Prefetch(2));
+        p.subscribe(Box::new(s));
+        let accepted = Arc::new(Mutex::new(Vec::new()));
+        let senders: Vec<_> = (0..3)
+            .map(|t| {
+                let tx = tx.clone();
+                let accepted = accepted.clone();
+                std::thread::spawn(move || {
+                    for i in 0..300 {
+                        if tx.blocking_send((t, i)).is_err() {
+                            return;
+                        }
+                        accepted.lock().unwrap().push((t, i));
+                    }
+                })
+            })
+            .collect();
+        let ender = {
+            let tx = tx.clone();
+            std::thread::spawn(move || tx.complete())
+        };
+        drop(tx);
+        for t in senders {
+            t.join().unwrap();
+        }
+        ender.join().unwrap();
+        let mut got = h.wait().unwrap();
+        let mut accepted = accepted.lock().unwrap().clone();
+        got.sort_unstable();
+        accepted.sort_unstable();
+        assert_eq!(got, accepted, "round {round}");
+    }
+}
+
+/// The fanout sender as a `futures::Sink`: `send_all` waits through `poll_ready` while a
+/// slow subscriber holds the buffer, and `close` completes the stream.
+#[test]
+fn the_sink_forwards_a_stream_and_close_completes() {
+    use futures::SinkExt;
+    let (mut tx, p) = fanout::channel::<u64>(4);
+    let (fast, rf) = collect(RequestStrategy::Unbounded);
+    let (slow, rs) = collect(RequestStrategy::OneByOne);
+    p.subscribe(Box::new(fast));
+    let slow_thread = std::thread::spawn(move || rs.wait());
+    p.subscribe(Box::new(slow));
+    let mut items = futures::stream::iter((0..500).map(Ok));
+    futures::executor::block_on(async {
+        tx.send_all(&mut items).await.unwrap();
+        tx.close().await.unwrap();
+    });
+    assert!(tx.is_closed());
+    assert_eq!(rf.wait().unwrap(), (0..500).collect::<Vec<_>>());
+    assert_eq!(
+        slow_thread.join().unwrap().unwrap(),
+        (0..500).collect::<Vec<_>>()
+    );
+}
+
+/// A `poll_ready` reservation holds one slot; dropped unused, it is given back, and a
+/// sender waiting for the slot is woken.
+#[test]
+fn a_sink_reservation_holds_a_slot_and_is_given_back_unused() {
+    use futures::Sink;
+    let (tx, _p) = fanout::channel::<u64>(1);
+    let mut sink = tx.clone();
+    let counter = Arc::new(CountingWaker::default());
+    let waker = Waker::from(counter.clone());
+    let mut cx = Context::from_waker(&waker);
+    assert!(matches!(
+        std::pin::Pin::new(&mut sink).poll_ready(&mut cx),
+        Poll::Ready(Ok(()))
+    ));
+    assert!(
+        tx.try_send(1).unwrap_err().is_full(),
+        "the reservation holds the slot"
+    );
+    let mut waiting = std::pin::pin!(tx.send(1));
+    assert!(waiting.as_mut().poll(&mut cx).is_pending());
+    drop(sink);
+    assert_eq!(
+        counter.0.load(Ordering::SeqCst),
+        1,
+        "the waiting send was woken"
+    );
+    assert!(matches!(
+        waiting.as_mut().poll(&mut cx),
+        Poll::Ready(Ok(()))
+    ));
 }

@@ -133,7 +133,7 @@ fn subscribe_sinks(p: &dyn Publisher<u64>, batch: u64) {
 }
 
 fn channel_case(batch: u64, slow: bool) -> (u64, u64) {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::with_capacities(2, 64).unwrap());
+    let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(64).grow_from(2));
     subscribe_sinks(&p, batch);
     let handle = Arc::new(Mutex::new(None));
     if slow {
@@ -159,7 +159,7 @@ fn channel_case(batch: u64, slow: bool) -> (u64, u64) {
 }
 
 fn processor_case(batch: u64) -> (u64, u64) {
-    let p = FanoutProcessor::<u64>::new(FanoutConfig::with_capacities(2, 64).unwrap());
+    let p = FanoutProcessor::<u64>::with_config(FanoutConfig::new(64).grow_from(2));
     let up = Arc::new(Upstream::default());
     let mut upstream = p.clone();
     upstream.on_subscribe(up.clone());

@@ -268,3 +268,11 @@ fn many_subscribers_leaving_at_once_get_nothing_more_and_the_others_keep_every_e
         }
     }
 }
+
+/// The size rule: a buffer of 0 cannot hold the element in flight, so the constructor panics
+/// (it used to round 0 up to 1 silently).
+#[test]
+#[should_panic(expected = "at least one element")]
+fn a_buffer_of_zero_panics() {
+    let _ = IdentityProcessor::<u32>::new(0);
+}

@@ -1080,3 +1080,214 @@ fn a_panicking_drop_does_not_escape(#[case] cancel: bool) {
     }));
     assert!(outcome.is_ok(), "a panic escaped into the caller");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The push source's producer API (`rs_impl::producer`, shared with the fanout channel). The
+// push source's other behaviour tests are in `tests/compat.rs` (next to the bridges it feeds).
+// ---------------------------------------------------------------------------------------------
+
+mod push_sender {
+    use std::future::Future;
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Wake, Waker};
+
+    use futures::{Sink, SinkExt};
+    use rs_api::{Error, Publisher};
+    use rs_impl::producer::{ProducerError, SinkError, TrySendError};
+    use rs_impl::source::push;
+    use rs_impl::subscriber::{collect, RequestStrategy};
+
+    #[derive(Default)]
+    struct Count(AtomicU64);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    /// Capacity 0 has a meaning of its own (no buffer beyond demand), so it is accepted.
+    #[test]
+    fn capacity_zero_is_accepted_and_means_waiting_for_demand() {
+        let (tx, publisher) = push::<u8>(0);
+        assert!(matches!(tx.try_send(1), Err(TrySendError::Full(1))));
+        let (s, h) = collect(RequestStrategy::OneByOne);
+        publisher.subscribe(Box::new(s));
+        tx.try_send(1).unwrap(); // requested: taken, and delivered at once
+        tx.complete();
+        assert_eq!(h.wait().unwrap(), vec![1]);
+    }
+
+    /// The last handle dropped without `complete` fails the stream with `Dropped`; clones keep
+    /// it open; a clone dropped while its thread panics fails it with `Panicked`.
+    #[test]
+    fn a_vanished_or_panicked_producer_is_not_a_clean_end() {
+        let (tx, publisher) = push::<u8>(4);
+        let (s, h) = collect(RequestStrategy::Unbounded);
+        publisher.subscribe(Box::new(s));
+        let tx2 = tx.clone();
+        tx.try_send(1).unwrap();
+        drop(tx);
+        tx2.try_send(2).unwrap();
+        drop(tx2);
+        let e = h.wait().unwrap_err();
+        assert_eq!(
+            e.downcast_ref::<ProducerError>(),
+            Some(&ProducerError::Dropped)
+        );
+
+        let (tx, publisher) = push::<u8>(4);
+        let (s, h) = collect(RequestStrategy::Unbounded);
+        publisher.subscribe(Box::new(s));
+        let worker = tx.clone();
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let t = std::thread::spawn(move || {
+            let _keep = worker;
+            panic!("deliberate");
+        });
+        assert!(t.join().is_err());
+        std::panic::set_hook(hook);
+        let e = h.wait().unwrap_err();
+        assert_eq!(
+            e.downcast_ref::<ProducerError>(),
+            Some(&ProducerError::Panicked)
+        );
+        assert!(tx.is_closed());
+    }
+
+    /// The `Sink`: `send_all` waits for demand through `poll_ready`, and closing the sink
+    /// completes the stream.
+    #[test]
+    fn the_sink_waits_for_demand_and_close_completes() {
+        let (mut tx, publisher) = push::<u32>(0);
+        let (s, h) = collect(RequestStrategy::Prefetch(4));
+        publisher.subscribe(Box::new(s));
+        let feeder = std::thread::spawn(move || {
+            let mut items = futures::stream::iter((0..1000).map(Ok::<u32, SinkError<u32>>));
+            futures::executor::block_on(async {
+                tx.send_all(&mut items).await.unwrap();
+                tx.close().await.unwrap();
+            });
+        });
+        feeder.join().unwrap();
+        assert_eq!(h.wait().unwrap(), (0..1000).collect::<Vec<_>>());
+    }
+
+    /// A reservation taken by `poll_ready` and never used is given back when the handle is
+    /// dropped: another sender gets the room; `start_send` without a reservation while full
+    /// hands the element back.
+    #[test]
+    fn an_unused_reservation_is_given_back_and_start_send_without_one_hands_back() {
+        let (tx, _publisher) = push::<u8>(1);
+        let mut sink = tx.clone();
+        let waker = Waker::from(Arc::new(Count::default()));
+        let mut cx = Context::from_waker(&waker);
+        assert!(matches!(
+            std::pin::Pin::new(&mut sink).poll_ready(&mut cx),
+            Poll::Ready(Ok(()))
+        ));
+        assert!(
+            tx.try_send(1).unwrap_err().is_full(),
+            "the sink holds the one permit"
+        );
+        drop(sink);
+        tx.try_send(1).unwrap();
+        let mut sink = tx.clone();
+        let back = std::pin::Pin::new(&mut sink).start_send(2).unwrap_err();
+        assert_eq!(back.into_inner(), Some(2));
+    }
+
+    /// A waiting `send` future dropped before completion sends nothing and leaves no wake-up
+    /// behind; a second future of the same task keeps its own registration.
+    #[test]
+    fn a_dropped_send_future_withdraws_only_its_own_registration() {
+        let (tx, publisher) = push::<u8>(0);
+        let (s, h) = collect(RequestStrategy::Unbounded);
+        let counter = Arc::new(Count::default());
+        let waker = Waker::from(counter.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut kept = std::pin::pin!(tx.send(1));
+        assert!(kept.as_mut().poll(&mut cx).is_pending());
+        {
+            let mut dropped = std::pin::pin!(tx.send(9));
+            assert!(dropped.as_mut().poll(&mut cx).is_pending());
+        }
+        publisher.subscribe(Box::new(s)); // demand: the kept future's task is woken
+        assert_eq!(counter.0.load(SeqCst), 1);
+        assert!(matches!(kept.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
+        tx.complete();
+        assert_eq!(
+            h.wait().unwrap(),
+            vec![1],
+            "the dropped future's element was not sent"
+        );
+    }
+
+    /// Many clones on many threads: each clone's elements arrive in its order, nothing is
+    /// lost; a clone's `complete` racing the others' sends never loses an accepted element
+    /// (each send is either delivered before `on_complete` or handed back).
+    #[test]
+    fn clones_racing_complete_lose_no_accepted_element() {
+        for round in 0..50 {
+            let (tx, publisher) = push::<(u64, u64)>(2);
+            let (s, h) = collect(RequestStrategy::Prefetch(3));
+            publisher.subscribe(Box::new(s));
+            let accepted = Arc::new(Mutex::new(Vec::new()));
+            let threads: Vec<_> = (0..3)
+                .map(|t| {
+                    let tx = tx.clone();
+                    let accepted = accepted.clone();
+                    std::thread::spawn(move || {
+                        for i in 0..200 {
+                            if tx.blocking_send((t, i)).is_err() {
+                                return;
+                            }
+                            accepted.lock().unwrap().push((t, i));
+                        }
+                    })
+                })
+                .collect();
+            let ender = {
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    std::thread::yield_now();
+                    tx.complete();
+                })
+            };
+            drop(tx);
+            for t in threads {
+                t.join().unwrap();
+            }
+            ender.join().unwrap();
+            let got = h.wait().unwrap();
+            let mut accepted = accepted.lock().unwrap().clone();
+            let mut sorted = got.clone();
+            sorted.sort_unstable();
+            accepted.sort_unstable();
+            assert_eq!(sorted, accepted, "round {round}: delivered == accepted");
+            for t in 0..3 {
+                let mine: Vec<u64> = got
+                    .iter()
+                    .filter(|(p, _)| *p == t)
+                    .map(|(_, i)| *i)
+                    .collect();
+                assert_eq!(mine, (0..mine.len() as u64).collect::<Vec<_>>(), "in order");
+            }
+        }
+    }
+
+    /// `fail` from one clone reaches the subscriber; later sends from any clone fail.
+    #[test]
+    fn fail_ends_the_stream_for_every_clone() {
+        let (tx, publisher) = push::<u8>(2);
+        let tx2 = tx.clone();
+        let (s, h) = collect(RequestStrategy::Unbounded);
+        publisher.subscribe(Box::new(s));
+        tx.fail(Error::msg("unplugged"));
+        assert!(tx2.try_send(1).unwrap_err().is_closed());
+        assert!(tx2.blocking_send(1).is_err());
+        assert_eq!(h.wait().unwrap_err().to_string(), "unplugged");
+    }
+}

@@ -8,6 +8,8 @@
 // Tests use plain std mutexes and threads; the facade ban is for rs-impl/src.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,7 +19,9 @@ use rs_api::{
     UNBOUNDED,
 };
 use rs_impl::source;
-use rs_impl::subscriber::{collect, for_each, Cancelled, Handle, RequestStrategy};
+use rs_impl::subscriber::{
+    collect, for_each, Cancelled, Dropped, Handle, Panicked, RequestStrategy,
+};
 use rstest::rstest;
 
 // ---------------------------------------------------------------------------------------------
@@ -161,6 +165,13 @@ impl Outcome {
         }
     }
 
+    fn detach(self) {
+        match self {
+            Outcome::Collect(h) => h.detach(),
+            Outcome::ForEach(h, _) => h.detach(),
+        }
+    }
+
     fn try_take(&self) -> Option<Result<Vec<u64>, Error>> {
         match self {
             Outcome::Collect(h) => h.try_take(),
@@ -208,7 +219,7 @@ fn expected_requests(strategy: RequestStrategy, elements: u64) -> Vec<Call> {
     let (first, batch) = match strategy {
         RequestStrategy::Unbounded => return vec![Call::Request(UNBOUNDED)],
         RequestStrategy::OneByOne => (1, 1),
-        RequestStrategy::Prefetch(n) => (n.max(1), (n.max(1) / 2).max(1)),
+        RequestStrategy::Prefetch(n) => (n as u64, (n as u64 / 2).max(1)),
     };
     let mut calls = vec![Call::Request(first)];
     calls.extend((0..elements / batch).map(|_| Call::Request(batch)));
@@ -220,7 +231,7 @@ fn max_outstanding(strategy: RequestStrategy) -> u64 {
     match strategy {
         RequestStrategy::Unbounded => UNBOUNDED,
         RequestStrategy::OneByOne => 1,
-        RequestStrategy::Prefetch(n) => n.max(1),
+        RequestStrategy::Prefetch(n) => n as u64,
     }
 }
 
@@ -236,7 +247,6 @@ fn request_pattern_is_exact(
     #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
     #[values(
         RequestStrategy::OneByOne,
-        RequestStrategy::Prefetch(0),
         RequestStrategy::Prefetch(1),
         RequestStrategy::Prefetch(2),
         RequestStrategy::Prefetch(3),
@@ -280,10 +290,9 @@ fn request_pattern_is_exact(
 fn every_strategy_collects_a_real_source(
     #[values(
         RequestStrategy::OneByOne,
-        RequestStrategy::Prefetch(0),
         RequestStrategy::Prefetch(5),
         RequestStrategy::Prefetch(64),
-        RequestStrategy::Prefetch(u64::MAX),
+        RequestStrategy::Prefetch(usize::MAX),
         RequestStrategy::Unbounded
     )]
     strategy: RequestStrategy,
@@ -538,35 +547,141 @@ fn cancel_before_subscribe_is_not_lost(#[values(Kind::Collect, Kind::ForEach)] k
     assert!(h.wait().unwrap_err().is::<Cancelled>());
 }
 
-/// Dropped without a terminal signal (the publisher gave up on it): the outcome is
-/// `Cancelled`, and a thread waiting for it does not hang.
+/// Dropped without a terminal signal although nobody cancelled (a publisher that gave up on
+/// it): the outcome is `Dropped`, and a thread waiting for it does not hang.
 #[rstest]
-fn dropped_without_terminal_gives_cancelled(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
+fn dropped_without_terminal_gives_dropped(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
     let (m, h) = manual(kind, RequestStrategy::OneByOne);
     m.next(1);
     let waiter = std::thread::spawn(move || h.wait());
     m.drop_subscriber();
-    assert!(waiter.join().unwrap().unwrap_err().is::<Cancelled>());
+    let e = waiter.join().unwrap().unwrap_err();
+    assert!(e.is::<Dropped>(), "{e}");
 }
 
-/// 2.13 end to end: a `for_each` closure that panics gets the subscriber cancelled and dropped
-/// by the publisher; the handle reports `Cancelled` and the panic reaches nobody.
+/// 2.13 end to end: a `for_each` closure that panics makes the subscriber cancel its
+/// subscription itself (the panic never reaches the publisher's thread); the handle reports
+/// `Panicked` with the panic's message — not `Cancelled`, which a cancel through the handle
+/// gives (issue 20, item 5: the two had the same outcome).
 #[test]
-fn panicking_for_each_closure_gives_cancelled() {
+fn a_panicking_consumer_and_a_cancelled_subscription_have_distinct_outcomes() {
+    support::quiet_deliberate_panics();
     let seen = Arc::new(AtomicU64::new(0));
     let seen2 = seen.clone();
     let (s, h) = for_each(RequestStrategy::Prefetch(4), move |x: u64| {
-        assert!(x < 3, "the closure panics on purpose");
+        assert!(x < 3, "the closure panics on purpose (deliberate)");
         seen2.fetch_add(1, SeqCst);
     });
     source::range(0u64..100).subscribe(Box::new(s));
-    assert!(h.wait().unwrap_err().is::<Cancelled>());
-    assert_eq!(seen.load(SeqCst), 3);
+    let e = h.wait().unwrap_err();
+    let p = e
+        .downcast_ref::<Panicked>()
+        .unwrap_or_else(|| panic!("not Panicked: {e}"));
+    assert!(p.message().contains("on purpose"), "{p}");
+    assert_eq!(p.signal(), "on_next");
+    assert!(!e.is::<Cancelled>());
+    assert_eq!(seen.load(SeqCst), 3, "nothing after the panic");
+
+    // The same consumer, cancelled through its handle before it panics: `Cancelled`.
+    let (m, h) = manual(Kind::ForEach, RequestStrategy::Prefetch(4));
+    m.next(1);
+    h.cancel();
+    assert_eq!(m.calls().last(), Some(&Call::Cancel));
+    m.drop_subscriber();
+    let e = h.wait().unwrap_err();
+    assert!(e.is::<Cancelled>() && !e.is::<Panicked>(), "{e}");
 }
 
-/// The `Cancelled` error names what happened.
+/// A panicking consumer cancels exactly once, through the rule-2.7 gate, and gets no element
+/// after its panic even if the publisher had one in flight (2.8).
 #[test]
-fn cancelled_error_says_what_happened() {
+fn a_panicking_consumer_cancels_once_and_takes_nothing_more() {
+    support::quiet_deliberate_panics();
+    let m = Manual::<u64>::new();
+    let (s, h) = for_each(RequestStrategy::Unbounded, |x: u64| {
+        assert!(x != 2, "deliberate panic on 2");
+    });
+    m.subscribe(Box::new(s));
+    m.next(1);
+    m.next(2);
+    m.next(3); // in flight when the cancel was made: ignored
+    assert_eq!(
+        m.calls(),
+        vec![Call::Request(UNBOUNDED), Call::Cancel],
+        "one cancel, nothing else"
+    );
+    m.drop_subscriber();
+    assert!(h.wait().unwrap_err().is::<Panicked>());
+}
+
+/// Issue 20, item 4: dropping a handle cancels the subscription (as dropping a `Stream`
+/// does), for both subscribers; `detach` lets the stream run on and cancels nothing.
+#[rstest]
+fn dropping_the_handle_cancels_and_detach_does_not(
+    #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
+) {
+    let (m, h) = manual(kind, RequestStrategy::OneByOne);
+    m.next(1);
+    drop(h);
+    assert_eq!(
+        m.calls(),
+        vec![Call::Request(1), Call::Request(1), Call::Cancel],
+        "dropping the handle cancels"
+    );
+
+    let (m, h) = manual(kind, RequestStrategy::OneByOne);
+    h.detach();
+    for i in 1..=3 {
+        m.next(i);
+    }
+    m.complete();
+    assert!(
+        !m.calls().contains(&Call::Cancel),
+        "a detached subscription runs to its end"
+    );
+}
+
+/// Issue 20, item 4, end to end: an endless producer thread feeding a `for_each` stops once
+/// the handle is dropped, because its sends fail; bounded by a count of sends, not by time.
+#[test]
+fn dropping_a_for_each_handle_stops_an_endless_producer() {
+    const BOUND: u64 = 1_000_000;
+    let (tx, publisher) = source::push::<u64>(0);
+    let got = Arc::new(AtomicU64::new(0));
+    let got2 = got.clone();
+    let (s, h) = for_each(RequestStrategy::Prefetch(8), move |_x: u64| {
+        got2.fetch_add(1, SeqCst);
+    });
+    publisher.subscribe(Box::new(s));
+    let producer = std::thread::spawn(move || {
+        let mut sent = 0;
+        while sent < BOUND && tx.blocking_send(sent).is_ok() {
+            sent += 1;
+        }
+        sent
+    });
+    // Wait for some traffic, then drop the handle.
+    support::wait_until("the producer's first sends", || got.load(SeqCst) >= 10);
+    drop(h);
+    let sent = producer.join().unwrap();
+    assert!(
+        sent < BOUND,
+        "the producer ran on after the handle was dropped"
+    );
+}
+
+/// `Prefetch(0)` cannot request anything (3.9): the constructors panic, nothing is rounded.
+#[rstest]
+#[should_panic(expected = "Prefetch(0)")]
+fn prefetch_zero_panics(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
+    let _ = subscriber(kind, RequestStrategy::Prefetch(0));
+}
+
+/// Each outcome's error names what happened.
+#[test]
+fn the_outcome_errors_say_what_happened() {
     let msg = Cancelled.to_string();
-    assert!(msg.contains("dropped without a terminal signal"), "{msg}");
+    assert!(msg.contains("cancelled through its handle"), "{msg}");
+    let msg = Dropped.to_string();
+    assert!(msg.contains("without a terminal signal"), "{msg}");
 }

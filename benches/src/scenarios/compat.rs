@@ -49,15 +49,15 @@ pub fn rs_impl_to_stream_local(k: u64, n: u64) -> u64 {
     sum_stream(range(0..n).to_stream(capacity(k)))
 }
 
-/// Ours, across threads: a producer thread `offer_blocking`s `0..n` into a `push` source of
+/// Ours, across threads: a producer thread `blocking_send`s `0..n` into a `push` source of
 /// capacity 0 (it waits for demand, and delivers to `on_next` on its own thread), read as
 /// `to_stream(k)` on the calling thread: every element crosses the ring between threads.
 pub fn rs_impl_to_stream_threads(k: u64, n: u64) -> u64 {
-    let (publisher, producer) = push::<u64>(0);
+    let (producer, publisher) = push::<u64>(0);
     let stream = publisher.to_stream(capacity(k));
     let feeder = thread::spawn(move || {
         for x in 0..n {
-            producer.offer_blocking(x).expect("consumer alive");
+            producer.blocking_send(x).expect("consumer alive");
         }
         producer.complete();
     });
@@ -149,7 +149,7 @@ pub fn to_stream_scenario() -> Scenario {
                 name: "rs-impl to_stream, producer thread",
                 ours: true,
                 per_param: true,
-                what: "a producer thread offers 0..n into push(0), read as to_stream(k) on the \
+                what: "a producer thread sends 0..n into push(0), read as to_stream(k) on the \
                        calling thread: every element crosses threads through our ring",
                 run: rs_impl_to_stream_threads,
                 lossy: false,

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::thread;
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef, UNBOUNDED};
-use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
+use rs_impl::fanout::{self, FanoutProcessor};
 use rs_impl::flow::Flow;
 use rs_impl::island::Runtime;
 use rs_impl::subscriber::{for_each, RequestStrategy};
@@ -133,7 +133,7 @@ fn total(sums: &[Arc<Checksum>]) -> u64 {
 }
 
 fn ours(k: u64, n: u64, one_by_one: bool, slow: bool) -> u64 {
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(CAPACITY).expect("capacity"));
+    let (tx, p) = fanout::channel::<u64>(CAPACITY);
     let sums = sums(k);
     for (i, sum) in sums.iter().enumerate() {
         let sum = sum.clone();
@@ -146,13 +146,13 @@ fn ours(k: u64, n: u64, one_by_one: bool, slow: bool) -> u64 {
         }
     }
     for x in 0..n {
-        tx.send(x).expect("subscribers never leave");
+        tx.blocking_send(x).expect("subscribers never leave");
     }
     tx.complete();
     total(&sums)
 }
 
-/// Ours: `fanout::channel`, k subscribers with unbounded demand, `send` per element on the
+/// Ours: `fanout::channel`, k subscribers with unbounded demand, `blocking_send` per element on the
 /// calling thread, which delivers to every subscriber before it returns.
 pub fn rs_impl_channel(k: u64, n: u64) -> u64 {
     ours(k, n, false, false)
@@ -166,7 +166,7 @@ pub fn rs_impl_channel_one_by_one(k: u64, n: u64) -> u64 {
 /// Ours: `FanoutProcessor` subscribed to `rs_impl::source::range(0..n)`; k subscribers with
 /// unbounded demand; everything runs in `subscribe` on the calling thread.
 pub fn rs_impl_processor(k: u64, n: u64) -> u64 {
-    let p = FanoutProcessor::<u64>::new(FanoutConfig::new(CAPACITY).expect("capacity"));
+    let p = FanoutProcessor::<u64>::new(CAPACITY);
     let sums = sums(k);
     for sum in &sums {
         p.subscribe(Box::new(Sum(sum.clone(), None)));
@@ -182,8 +182,8 @@ pub fn rs_impl_channel_slow(k: u64, n: u64) -> u64 {
 
 /// The island input buffer of the slow subscriber behind a boundary: the boundary's default
 /// ring size. (With the flow's default input buffer of 16 the island asks for 8 at a time and
-/// the crossing's wake-ups cost more than the slow work it moves: 1.2–1.4 M el/s against
-/// 2.8–3.2 with 1024, in the report runs of 2026-12-01.)
+/// the crossing's wake-ups cost more than the slow work it moves; `docs/benchmarks.md` has
+/// the figures.)
 const SLOW_BUFFER: usize = rs_impl::boundary::DEFAULT_BOUNDARY_SIZE;
 
 /// Ours, `fanout-slow`, with the slow subscriber behind an async boundary (issue #13): it
@@ -197,7 +197,7 @@ const SLOW_BUFFER: usize = rs_impl::boundary::DEFAULT_BOUNDARY_SIZE;
 /// subscriber's completion at the end.
 pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
     let runtime = Runtime::new().expect("the island thread pool starts");
-    let (mut tx, p) = fanout::channel::<u64>(FanoutConfig::new(CAPACITY).expect("capacity"));
+    let (tx, p) = fanout::channel::<u64>(CAPACITY);
     let sums = sums(k);
     let slow = sums[0].clone();
     let (s, slow_done) = for_each(RequestStrategy::Unbounded, move |x: u64| {
@@ -215,7 +215,7 @@ pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
         p.subscribe(Box::new(Sum(sum.clone(), Some(completed.clone()))));
     }
     for x in 0..n {
-        tx.send(x).expect("subscribers never leave");
+        tx.blocking_send(x).expect("subscribers never leave");
     }
     tx.complete();
     slow_done.wait().expect("the slow subscriber completes");
@@ -618,7 +618,7 @@ pub fn scenario() -> Scenario {
             imp(
                 "rs-impl fanout channel",
                 true,
-                "fanout::channel(capacity 64): send per element on the calling thread, which \
+                "fanout::channel(capacity 64): blocking_send per element on the calling thread, which \
                  delivers to every subscriber (unbounded demand) before it returns",
                 rs_impl_channel,
             ),

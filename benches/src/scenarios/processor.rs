@@ -43,7 +43,7 @@ pub fn rs_impl(k: u64, n: u64) -> u64 {
     let mut handles = Vec::with_capacity(subscribers(k));
     for _ in 0..subscribers(k) {
         let acc = Arc::clone(&sum);
-        let (subscriber, done) = for_each(RequestStrategy::Prefetch(BUFFER as u64), move |x| {
+        let (subscriber, done) = for_each(RequestStrategy::Prefetch(BUFFER), move |x| {
             acc.add(x);
         });
         processor.subscribe(Box::new(subscriber));

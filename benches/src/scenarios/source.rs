@@ -20,7 +20,7 @@ pub fn strategy(param: u64) -> RequestStrategy {
     match param {
         UNBOUNDED => RequestStrategy::Unbounded,
         0 | 1 => RequestStrategy::OneByOne,
-        k => RequestStrategy::Prefetch(k),
+        k => RequestStrategy::Prefetch(usize::try_from(k).expect("a prefetch size fits usize")),
     }
 }
 

@@ -3,11 +3,11 @@
 //! # Lineage
 //!
 //! Pekko's `ResizableMultiReaderRingBuffer` (the fanout publisher's buffer since Akka, moved
-//! into a `GraphStage` by Pekko #2874), with the fix of Pekko #3730 (this project's seed 000):
+//! into a `GraphStage` by Pekko PR #2874), with the fix of Pekko PR #3730:
 //! Pekko found the new oldest position by scanning **every** cursor on each read of the oldest
 //! element, O(K²) per element for K readers in lock-step; #3730 counts the readers sitting at
-//! the oldest position and scans only when that count reaches zero. This buffer takes the
-//! "stronger variant" described in design/seed-designs.md §A.5: it keeps a reader count for
+//! the oldest position and scans only when that count reaches zero. This buffer goes one step
+//! further: it keeps a reader count for
 //! **every** live slot, so the count at the oldest position is exact at all times and
 //! reclaiming never scans a cursor: when the oldest count drops to zero, the oldest position
 //! walks forward over slots whose count is zero, dropping each element as it passes. Amortised
@@ -48,7 +48,7 @@
 //! 4. With at least one reader, `read == write` or `counts[read & mask] > 0`: the oldest
 //!    element is one some reader still needs. With no reader nothing is reclaimed: the
 //!    elements wait for the next reader, who starts at `read` (a late subscriber sees the
-//!    oldest retained element, design/seed-designs.md §A.7).
+//!    oldest retained element, as in Pekko's fanout).
 //! 5. `released` counts the elements ever reclaimed or cleared: `written - released == len`,
 //!    which is what a producer outside the drain loop uses to know the free space.
 

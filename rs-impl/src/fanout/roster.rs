@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use rs_api::BoxSubscriber;
 
-use super::core::Handle;
+use super::handle::Handle;
 
 /// One of the three sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub(super) struct Sub<T> {
     /// Elements delivered (the drainer's local count; never an atomic per element). Stale
     /// while in the group: see [`enter_group`](Self::enter_group).
     pub(super) emitted: u64,
-    pub(super) handle: Arc<Handle<T>>,
+    pub(super) handle: Arc<Handle>,
     /// The position of the next element it reads. Stale while in the group, whose position is
     /// the ring's write position.
     pub(super) cursor: u64,
@@ -102,7 +102,7 @@ impl<T> Roster<T> {
     pub(super) fn insert(
         &mut self,
         subscriber: BoxSubscriber<T>,
-        handle: Arc<Handle<T>>,
+        handle: Arc<Handle>,
         cursor: u64,
     ) -> (usize, u64) {
         let slot = match self.free.pop() {

@@ -63,8 +63,11 @@ faults! {
     ParkWithoutRecheck,
     /// Completion reaches only the caught-up subscribers with demand, not the parked ones.
     CompleteSkipsParked,
-    /// A drain on a subscriber's thread frees space without waking the waiting producer.
+    /// A drain frees space without handing it back to the waiting senders.
     NoWakeOnSpace,
+    // --- the producer API (push source, fanout channel)
+    /// A send going through the inbox does not look at the end under the inbox's lock.
+    SendIgnoresEnd,
 }
 
 #[cfg(rs_loom)]

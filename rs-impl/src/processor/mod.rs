@@ -1,5 +1,28 @@
 //! Processors: stages that are both a [`Subscriber`] upstream and a [`Publisher`] downstream.
 //!
+//! # Which multicast processor?
+//!
+//! Two processors pass every element, unchanged, to every current subscriber. They differ in
+//! **who sets the pace**:
+//!
+//! | | [`IdentityProcessor`] (here) | [`FanoutProcessor`](crate::fanout::FanoutProcessor) |
+//! |---|---|---|
+//! | emission | **coordinated**: an element goes out only when *every* subscriber has demand for it, to all of them in the same pass | **independent**: each subscriber reads at its own pace from one shared buffer |
+//! | a slow subscriber | holds every subscriber back at once (they move in lock-step) | holds only the buffer: the others run ahead by up to its capacity, then the upstream waits |
+//! | what subscribers see | the same elements at the same moment; no subscriber ever gets ahead of another | the same elements in the same order, at different times |
+//! | upstream demand | `buffer_size` at once, `buffer_size / 2` after each such batch delivered | the buffer's free space, in batches of a quarter of the capacity |
+//! | cost per element | a pass over all subscribers' demand per batch | the deliveries only (O(1) amortised per read whatever the number of subscribers; see the fanout's docs) |
+//! | the last subscriber leaving | cancels the upstream; later subscribers are refused | cancels the upstream by default ([`LastSubscriberPolicy`](crate::fanout::LastSubscriberPolicy) can keep buffering) |
+//!
+//! Use **`IdentityProcessor`** when subscribers must stay in step — the JVM reference
+//! processor's semantics (`IdentityProcessorVerification` with coordinated emission), a
+//! "broadcast the current element to everyone" stage where no consumer may be ahead of
+//! another, or a small number of subscribers that always request together. Use
+//! **`FanoutProcessor`** (or, with a producer handle instead of an upstream, the fanout
+//! [`channel`](crate::fanout::channel)) for everything else, in particular when subscribers
+//! run at different speeds or there are many of them: a fast subscriber is never held back
+//! by a slow one's *requests*, only by the bounded buffer.
+//!
 //! # Contract of [`IdentityProcessor`]
 //!
 //! The reference identity processor passes every element through unchanged, to **every**
@@ -68,10 +91,12 @@ use crate::loom::sync::Mutex;
 use crate::panics;
 use crate::serial::DrainLoop;
 
-/// A multicast identity processor with a bounded buffer and coordinated emission.
+/// A multicast identity processor with a bounded buffer and coordinated emission (see the
+/// [module docs](self) for when to use it rather than the fanout's processor).
 ///
 /// A cheap `Clone` handle: move one clone into the upstream's `subscribe`, subscribe
 /// downstream subscribers to another. See the [module documentation](self) for the contract.
+#[must_use = "a processor does nothing until subscribed to an upstream and subscribed to"]
 pub struct IdentityProcessor<T> {
     shared: Arc<Shared<T>>,
 }
@@ -171,7 +196,11 @@ struct Downstream<T> {
 }
 
 impl<T: Clone + Send + 'static> IdentityProcessor<T> {
-    /// A processor that buffers at most `buffer_size` elements (at least 1).
+    /// A processor that buffers at most `buffer_size` elements.
+    ///
+    /// # Panics
+    ///
+    /// If `buffer_size` is 0: the buffer must hold at least one element.
     ///
     /// # Examples
     ///
@@ -179,8 +208,12 @@ impl<T: Clone + Send + 'static> IdentityProcessor<T> {
     /// let p = rs_impl::processor::IdentityProcessor::<u8>::new(16);
     /// assert_eq!(p.buffer_size(), 16);
     /// ```
+    #[track_caller]
     pub fn new(buffer_size: usize) -> Self {
-        let buffer_size = buffer_size.max(1);
+        assert!(
+            buffer_size > 0,
+            "IdentityProcessor::new(0): the buffer must hold at least one element"
+        );
         IdentityProcessor {
             shared: Arc::new(Shared {
                 buffer_size,
@@ -211,7 +244,7 @@ impl<T: Clone + Send + 'static> IdentityProcessor<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(rs_impl::processor::IdentityProcessor::<u8>::new(0).buffer_size(), 1);
+    /// assert_eq!(rs_impl::processor::IdentityProcessor::<u8>::new(3).buffer_size(), 3);
     /// ```
     pub fn buffer_size(&self) -> usize {
         self.shared.buffer_size

@@ -104,6 +104,11 @@ impl Gate {
         }
     }
 
+    /// Whether the handle cancelled.
+    pub(super) fn cancelled(&self) -> bool {
+        self.link.lock().cancelled
+    }
+
     /// 2.4: forgets the subscription after the terminal signal.
     pub(super) fn end(&self) {
         self.link.lock().subscription.take();

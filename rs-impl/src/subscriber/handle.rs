@@ -1,5 +1,6 @@
 //! The outcome of a ready-made subscriber: the [`Slot`] it shares with its [`Handle`], and the
-//! handle's errors.
+//! typed outcomes of a stream that did not end by itself ([`Cancelled`], [`Panicked`],
+//! [`Dropped`]) or whose outcome was taken already ([`AlreadyTaken`]).
 
 use std::fmt;
 use std::future::Future;
@@ -12,11 +13,87 @@ use rs_api::Error;
 use super::gate::Gate;
 use crate::loom::sync::{Arc, Condvar, Mutex};
 
-/// The error a handle reports when its subscriber was dropped without a terminal signal
-/// (cancelled through the handle, or dropped by the publisher after a panic).
+/// The outcome of a stream whose subscription was cancelled through the handle
+/// ([`Handle::cancel`], or dropping the handle) before it ended.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, Cancelled, RequestStrategy};
+/// let (s, h) = collect::<u8>(RequestStrategy::Unbounded);
+/// rs_impl::source::never().subscribe(Box::new(s));
+/// h.cancel();
+/// assert!(h.wait().unwrap_err().is::<Cancelled>());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the subscriber was dropped without a terminal signal (cancelled, or it panicked)")]
+#[error("the subscription was cancelled through its handle before the stream ended")]
 pub struct Cancelled;
+
+/// The outcome of a stream whose consumer (the closure of [`for_each`](super::for_each), or
+/// what a ready-made subscriber does with an element) panicked: the subscriber cancelled its
+/// subscription and reported the panic (through [`panics`](crate::panics)); the panic did not
+/// reach the publisher.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{for_each, Panicked, RequestStrategy};
+/// # std::panic::set_hook(Box::new(|_| {}));
+/// let (s, h) = for_each(RequestStrategy::Unbounded, |x: u32| assert!(x < 2, "too big: {x}"));
+/// rs_impl::source::range(0u32..10).subscribe(Box::new(s));
+/// let e = h.wait().unwrap_err();
+/// assert!(e.downcast_ref::<Panicked>().unwrap().message().contains("too big: 2"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the subscriber panicked in {signal}: {message}")]
+pub struct Panicked {
+    signal: &'static str,
+    message: String,
+}
+
+impl Panicked {
+    /// An outcome for a panic in `signal` with `message`.
+    pub(super) fn new(signal: &'static str, message: String) -> Self {
+        Panicked { signal, message }
+    }
+
+    /// The signal it panicked in (`"on_next"`).
+    ///
+    /// # Examples
+    ///
+    /// See [`Panicked`].
+    pub fn signal(&self) -> &'static str {
+        self.signal
+    }
+
+    /// The panic's message.
+    ///
+    /// # Examples
+    ///
+    /// See [`Panicked`].
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// The outcome of a stream whose publisher dropped the subscriber without a terminal signal,
+/// although nobody cancelled and the subscriber did not panic (a publisher breaking rules
+/// 1.4/1.5, or one that was itself torn down): a waiting thread or task never hangs on a
+/// subscriber that is gone.
+///
+/// # Examples
+///
+/// ```
+/// use rs_impl::subscriber::{collect, Dropped, RequestStrategy};
+/// let (s, h) = collect::<u8>(RequestStrategy::Unbounded);
+/// drop(s); // never subscribed, never ended
+/// assert!(h.wait().unwrap_err().is::<Dropped>());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the publisher dropped the subscriber without a terminal signal (nobody cancelled it, and it did not panic)")]
+pub struct Dropped;
 
 /// The error a handle reports when its outcome was already taken by
 /// [`Handle::try_take`]: waiting again would never end.
@@ -117,6 +194,11 @@ impl<R> Slot<R> {
     fn cancel(&self) {
         self.gate.cancel();
     }
+
+    /// Whether the handle cancelled (or the subscriber cancelled itself after a panic).
+    pub(super) fn cancelled(&self) -> bool {
+        self.gate.cancelled()
+    }
 }
 
 /// A handle on the outcome of a [`collect`](super::collect) or [`for_each`](super::for_each)
@@ -124,6 +206,23 @@ impl<R> Slot<R> {
 ///
 /// Wait for it from a thread ([`wait`](Self::wait)) or `.await` it: it is a `Future` of the
 /// same outcome, woken by the subscriber's terminal signal (or its drop), on any executor.
+///
+/// **Dropping the handle cancels the subscription**, as dropping a `Stream` or futures'
+/// `RemoteHandle` does: nobody is listening any more, so the stream stops instead of running
+/// on (an endless source would otherwise keep a thread busy forever). To let the stream run
+/// to its end without keeping the handle, call [`detach`](Self::detach).
+///
+/// The outcome is the stream's: `Ok` with the result after `on_complete`, the error of
+/// `on_error`, or one of the typed outcomes of a stream that did not end by itself:
+/// [`Cancelled`] (through this handle), [`Panicked`] (the consumer panicked), [`Dropped`] (the
+/// publisher dropped the subscriber without a terminal signal).
+///
+/// # Cancel safety
+///
+/// Awaiting the handle and dropping it before it is ready (in a `select!` branch that lost,
+/// say) drops the handle: the subscription is cancelled and the outcome is lost. To stop
+/// waiting without stopping the stream, `detach` the handle instead (and keep whatever the
+/// consumer writes elsewhere), or poll it by reference (`&mut handle`, it is `Unpin`).
 ///
 /// # Examples
 ///
@@ -134,8 +233,19 @@ impl<R> Slot<R> {
 /// rs_impl::source::range(0u8..3).subscribe(Box::new(s));
 /// assert_eq!(futures::executor::block_on(handle).unwrap(), vec![0, 1, 2]);
 /// ```
+#[must_use = "dropping the handle cancels the subscription; call detach() to let the stream run"]
 pub struct Handle<R> {
     slot: Arc<Slot<R>>,
+    /// Dropping the handle leaves the subscription alone.
+    detached: bool,
+}
+
+impl<R> Drop for Handle<R> {
+    fn drop(&mut self) {
+        if !self.detached {
+            self.slot.cancel();
+        }
+    }
 }
 
 impl<R> Future for Handle<R> {
@@ -149,7 +259,10 @@ impl<R> Future for Handle<R> {
 impl<R> Handle<R> {
     /// The handle on `slot`.
     pub(super) fn new(slot: Arc<Slot<R>>) -> Self {
-        Handle { slot }
+        Handle {
+            slot,
+            detached: false,
+        }
     }
 }
 
@@ -160,12 +273,11 @@ impl<R> fmt::Debug for Handle<R> {
 }
 
 impl<R> Handle<R> {
-    /// Blocks until the stream ends; returns its result (the error of `on_error`, or
-    /// [`Cancelled`] if the subscriber was dropped without a terminal signal).
+    /// **Blocks the thread** until the stream ends; returns its outcome (see [`Handle`]).
     ///
     /// # Errors
     ///
-    /// The stream's error, or [`Cancelled`].
+    /// The stream's error, or [`Cancelled`], [`Panicked`], [`Dropped`].
     ///
     /// # Examples
     ///
@@ -179,8 +291,9 @@ impl<R> Handle<R> {
         self.slot.wait()
     }
 
-    /// Waits at most `timeout`; `Err(self)` if the stream has not ended by then. A timeout
-    /// too large to represent as a deadline (such as `Duration::MAX`) waits like [`wait`](Self::wait).
+    /// **Blocks the thread** for at most `timeout`; `Err(self)` if the stream has not ended by
+    /// then. A timeout too large to represent as a deadline (such as `Duration::MAX`) waits
+    /// like [`wait`](Self::wait).
     ///
     /// # Errors
     ///
@@ -222,7 +335,7 @@ impl<R> Handle<R> {
     /// Cancels the subscription (from any thread). The outcome becomes [`Cancelled`] once the
     /// publisher drops the subscriber, unless a terminal signal came first. A cancel made
     /// before the subscriber is subscribed is kept: the subscription is cancelled as soon as
-    /// it arrives, and nothing is requested.
+    /// it arrives, and nothing is requested. Dropping the handle does the same.
     ///
     /// # Examples
     ///
@@ -235,5 +348,29 @@ impl<R> Handle<R> {
     /// ```
     pub fn cancel(&self) {
         self.slot.cancel()
+    }
+
+    /// Lets the stream run to its end without this handle: dropping it no longer cancels,
+    /// and the outcome is discarded (as dropping a tokio `JoinHandle`, or futures'
+    /// `RemoteHandle::forget`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use rs_api::Publisher;
+    /// use rs_impl::subscriber::{for_each, RequestStrategy};
+    /// let seen = Arc::new(AtomicU32::new(0));
+    /// let s2 = seen.clone();
+    /// let (s, h) = for_each(RequestStrategy::Unbounded, move |_: u8| {
+    ///     s2.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// h.detach(); // no handle: the stream still runs to its end
+    /// rs_impl::source::range(0u8..5).subscribe(Box::new(s));
+    /// assert_eq!(seen.load(Ordering::Relaxed), 5);
+    /// ```
+    pub fn detach(mut self) {
+        self.detached = true;
     }
 }

@@ -13,11 +13,18 @@
 //! * **Serial calls** (2.7): the subscriber's own requests (made from inside its signals) and
 //!   its handle's `cancel` (from any thread) never overlap on the subscription, and nothing is
 //!   requested after the cancel; no lock is held while calling out.
-//! * **The handle:** each subscriber comes with a handle that waits for the outcome from any
-//!   thread (or is awaited: it is a `Future`), and can cancel the subscription. If the
-//!   subscriber is dropped without a terminal signal (cancelled, or a panic made the publisher
-//!   drop it), the outcome is the [`Cancelled`] error — a waiting thread or task never hangs
-//!   on a subscriber that is gone.
+//! * **The handle:** each subscriber comes with a [`Handle`] that waits for the outcome from
+//!   any thread (or is awaited: it is a `Future`), and can cancel the subscription.
+//!   **Dropping the handle cancels the subscription** (as dropping a `Stream` or futures'
+//!   `RemoteHandle` does; [`Handle::detach`] lets the stream run on instead). A stream that
+//!   did not end by itself has a typed outcome of its own: [`Cancelled`] (through the handle),
+//!   [`Panicked`] (the consumer panicked: the subscriber cancels its subscription, and the
+//!   panic never reaches the publisher), [`Dropped`] (the publisher dropped the subscriber
+//!   without a terminal signal) — a waiting thread or task never hangs on a subscriber that is
+//!   gone.
+//! * **Sizes:** [`RequestStrategy::Prefetch`] takes a `usize` (a size, as every buffer size in
+//!   the crate); `Prefetch(0)` panics in the constructors (a request of 0 breaks rule 3.9;
+//!   nothing is silently rounded).
 //! * **Cost:** no lock and no allocation per element (`collect` pushes into its own `Vec`; the
 //!   handle sees the result only at the end).
 //!
@@ -51,7 +58,7 @@
 //! | `ready_made.rs` | [`collect`] and [`for_each`]: one subscriber core, two consumers |
 //! | `request.rs` | [`RequestStrategy`], and the subscription handling that applies it |
 //! | `gate.rs` | the rule 2.7 gate between the subscriber's requests and its handle's `cancel` |
-//! | `handle.rs` | [`Handle`] (blocking or awaited), the outcome slot it shares with its subscriber, [`Cancelled`], [`AlreadyTaken`] |
+//! | `handle.rs` | [`Handle`] (blocking or awaited), the outcome slot it shares with its subscriber, [`Cancelled`], [`Panicked`], [`Dropped`], [`AlreadyTaken`] |
 //! | `external.rs` | [`external`]: the subscriber driven by a [`Requester`], its signals read from [`Signals`] |
 
 mod external;
@@ -61,6 +68,6 @@ mod ready_made;
 mod request;
 
 pub use external::{external, External, Requester, Signals};
-pub use handle::{AlreadyTaken, Cancelled, Handle};
+pub use handle::{AlreadyTaken, Cancelled, Dropped, Handle, Panicked};
 pub use ready_made::{collect, for_each, Collect, ForEach};
 pub use request::RequestStrategy;

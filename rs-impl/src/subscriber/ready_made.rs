@@ -5,7 +5,7 @@ use std::fmt;
 
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
-use super::handle::{Cancelled, Handle, Slot};
+use super::handle::{Cancelled, Dropped, Handle, Panicked, Slot};
 use super::request::{RequestStrategy, Upstream};
 use crate::loom::sync::Arc;
 
@@ -21,22 +21,27 @@ pub(super) trait Consume<T>: Send {
 
 /// The signal handling both ready-made subscribers share: the subscription ([`Upstream`],
 /// which requests by the strategy and keeps calls serial with the handle's cancel), the
-/// consumer, and the outcome slot (completed with [`Cancelled`] if dropped without a terminal
-/// signal).
+/// consumer, and the outcome slot (completed with [`Panicked`] when the consumer panics, and
+/// with [`Cancelled`] or [`Dropped`] if the subscriber is dropped without a terminal signal).
 pub(super) struct Core<C, R> {
     upstream: Upstream,
     consumer: C,
     slot: Arc<Slot<R>>,
+    /// The consumer panicked: it is not called again, and the outcome is set.
+    panicked: bool,
 }
 
 impl<C, R> Core<C, R> {
     /// A subscriber core consuming with `consumer`, and its handle.
+    #[track_caller]
     fn new(strategy: RequestStrategy, consumer: C) -> (Self, Handle<R>) {
+        strategy.check();
         let slot = Slot::new();
         let core = Core {
             upstream: Upstream::new(strategy, slot.gate.clone()),
             consumer,
             slot: slot.clone(),
+            panicked: false,
         };
         (core, Handle::new(slot))
     }
@@ -49,8 +54,26 @@ impl<C, R> Core<C, R> {
     where
         C: Consume<T, Output = R>,
     {
-        self.consumer.consume(item);
-        self.upstream.consumed_one();
+        if self.panicked {
+            return; // an element in flight when the cancel was made (rule 2.8)
+        }
+        let consumer = &mut self.consumer;
+        match crate::panics::guard("on_next", || consumer.consume(item)) {
+            Ok(()) => self.upstream.consumed_one(),
+            Err(violation) => {
+                // The panic ends this subscriber, not the publisher's thread: the subscriber
+                // cancels (2.13 asks signals to return normally) and reports its own outcome.
+                self.panicked = true;
+                let message = match &violation {
+                    rs_api::SpecViolation::SubscriberPanicked { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                // Cancel first: the outcome's slot forgets the subscription once set.
+                self.upstream.cancel();
+                self.slot
+                    .complete(Err(Error::new(Panicked::new("on_next", message))));
+            }
+        }
     }
 
     fn on_error(&mut self, error: Error) {
@@ -63,13 +86,20 @@ impl<C, R> Core<C, R> {
         C: Consume<T, Output = R>,
     {
         self.upstream.end();
-        self.slot.complete(Ok(self.consumer.finish()));
+        if !self.panicked {
+            self.slot.complete(Ok(self.consumer.finish()));
+        }
     }
 }
 
 impl<C, R> Drop for Core<C, R> {
     fn drop(&mut self) {
-        self.slot.complete(Err(Error::new(Cancelled)));
+        let outcome = if self.slot.cancelled() {
+            Error::new(Cancelled)
+        } else {
+            Error::new(Dropped)
+        };
+        self.slot.complete(Err(outcome));
     }
 }
 
@@ -121,6 +151,7 @@ impl<T, F: FnMut(T) + Send> Consume<T> for Each<F> {
 }
 
 /// A subscriber that collects every element into a `Vec` (see [`collect`]).
+#[must_use = "a subscriber receives nothing until subscribed to a publisher"]
 pub struct Collect<T>(Core<Vec<T>, Vec<T>>);
 
 impl<T> fmt::Debug for Collect<T> {
@@ -132,7 +163,12 @@ impl<T> fmt::Debug for Collect<T> {
     }
 }
 
-/// A subscriber that collects every element, and the handle that returns them.
+/// A subscriber that collects every element, and the handle that returns them (dropping the
+/// handle cancels the subscription: see [`Handle`]).
+///
+/// # Panics
+///
+/// If `strategy` is `Prefetch(0)`.
 ///
 /// # Examples
 ///
@@ -143,6 +179,7 @@ impl<T> fmt::Debug for Collect<T> {
 /// rs_impl::source::range(0u8..5).subscribe(Box::new(s));
 /// assert_eq!(h.wait().unwrap(), vec![0, 1, 2, 3, 4]);
 /// ```
+#[track_caller]
 pub fn collect<T>(strategy: RequestStrategy) -> (Collect<T>, Handle<Vec<T>>) {
     let (core, handle) = Core::new(strategy, Vec::new());
     (Collect(core), handle)
@@ -153,6 +190,7 @@ impl<T: Send> Subscriber<T> for Collect<T> {
 }
 
 /// A subscriber that calls a closure for each element (see [`for_each`]).
+#[must_use = "a subscriber receives nothing until subscribed to a publisher"]
 pub struct ForEach<F>(Core<Each<F>, ()>);
 
 impl<F> fmt::Debug for ForEach<F> {
@@ -164,7 +202,13 @@ impl<F> fmt::Debug for ForEach<F> {
 }
 
 /// A subscriber that calls `f` for each element on the publisher's thread, and the handle
-/// that reports how the stream ended.
+/// that reports how the stream ended (dropping the handle cancels the subscription: see
+/// [`Handle`]). If `f` panics, the subscriber cancels its subscription and the outcome is
+/// [`Panicked`]; the panic does not reach the publisher.
+///
+/// # Panics
+///
+/// If `strategy` is `Prefetch(0)`.
 ///
 /// # Examples
 ///
@@ -175,6 +219,7 @@ impl<F> fmt::Debug for ForEach<F> {
 /// rs_impl::source::range(0u32..3).subscribe(Box::new(s));
 /// h.wait().unwrap();
 /// ```
+#[track_caller]
 pub fn for_each<T, F>(strategy: RequestStrategy, f: F) -> (ForEach<F>, Handle<()>)
 where
     F: FnMut(T) + Send,

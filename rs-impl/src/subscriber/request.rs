@@ -9,25 +9,50 @@ use super::gate::Gate;
 use crate::loom::sync::Arc;
 
 /// How a ready-made subscriber requests.
+///
+/// A prefetch is a size (how many elements may be outstanding, hence buffered by whoever
+/// sends them), so it is a `usize`, as every size in this crate is; the requests it makes
+/// are demand counts (`u64`).
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// let (s, h) = collect(RequestStrategy::Prefetch(8)); // at most 8 outstanding
+/// rs_impl::source::range(0u32..20).subscribe(Box::new(s));
+/// assert_eq!(h.wait().unwrap().len(), 20);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestStrategy {
     /// `request(UNBOUNDED)` once, in `on_subscribe`.
     Unbounded,
-    /// Request `n` up front, then `n / 2` (at least 1) after each `n / 2` consumed. `Prefetch(0)`
-    /// is taken as `Prefetch(1)` (a request of 0 would be a rule 3.9 violation).
-    Prefetch(u64),
+    /// Request `n` up front, then `n / 2` (at least 1) after each `n / 2` consumed: at most
+    /// `n` elements outstanding. `Prefetch(0)` makes the subscriber constructors panic (a
+    /// request of 0 would be a rule 3.9 violation; nothing is silently rounded).
+    Prefetch(usize),
     /// `request(1)` up front and after each element (same as `Prefetch(1)`).
     OneByOne,
 }
 
 impl RequestStrategy {
+    /// Panics on a strategy that cannot request: `Prefetch(0)`.
+    #[track_caller]
+    pub(super) fn check(self) {
+        assert!(
+            self != RequestStrategy::Prefetch(0),
+            "RequestStrategy::Prefetch(0): a prefetch must be at least 1 (a request of 0 breaks \
+             rule 3.9); use OneByOne or Prefetch(1)"
+        );
+    }
+
     /// The first request and the replenishing batch, both at least 1.
     fn sizes(self) -> (u64, u64) {
         match self {
             RequestStrategy::Unbounded => (UNBOUNDED, 0),
             RequestStrategy::OneByOne => (1, 1),
             RequestStrategy::Prefetch(n) => {
-                let n = n.max(1);
+                let n = u64::try_from(n).unwrap_or(u64::MAX).max(1);
                 (n, (n / 2).max(1))
             }
         }
@@ -103,6 +128,14 @@ impl Upstream {
                 self.gate.request(s, self.batch);
             }
         }
+    }
+
+    /// Cancels the subscription from inside a signal (the consumer panicked), serial with
+    /// the handle's `cancel` through the gate; nothing is requested afterwards.
+    pub(super) fn cancel(&mut self) {
+        self.ended = true;
+        self.subscription = None;
+        self.gate.cancel();
     }
 
     /// 2.3, 2.4: forget the subscription without calling it.

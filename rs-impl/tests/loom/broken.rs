@@ -421,7 +421,7 @@ impl crate::push::PushSource for BrokenPush {
             subscription,
         )
     }
-    fn offer_blocking(p: &BrokenPushProducer, x: u64) -> bool {
+    fn blocking_send(p: &BrokenPushProducer, x: u64) -> bool {
         let (lock, changed) = &*p.state;
         loop {
             {

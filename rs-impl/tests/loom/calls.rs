@@ -98,5 +98,8 @@ fn subscriber_request_racing_handle_cancel() {
 crate::loom_rejects!(
     calls_model_rejects_broken_handle_that_cancels_directly,
     "rule 2.7",
-    || request_racing_handle_cancel(|s, _| crate::broken::BrokenDirectCancel(s.clone()))
+    || request_racing_handle_cancel(|s, handle| {
+        handle.detach(); // the twin cancels directly; dropping the handle would cancel too
+        crate::broken::BrokenDirectCancel(s.clone())
+    })
 );

@@ -1,16 +1,18 @@
 //! The fanout under loom: capacity 1–2, two subscribers, 2–3 elements, `Arc` payloads (loom's:
 //! any element not dropped by the end of an execution is reported as a leak). Each model runs
-//! the real channel, and once more with one of its mechanisms disabled
-//! (`FanoutConfig::fault`, loom builds only): the broken twin that loom must reject.
+//! the real channel, and once more in a child process with one of its mechanisms switched off
+//! (`rs_impl::loom::inject(Fault::…)`, loom builds only): the broken twin that loom must
+//! reject.
 
 use std::sync::{Arc as StdArc, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef, UNBOUNDED};
-use rs_impl::fanout::{self, FanoutConfig, Fault};
+use rs_impl::fanout::{self, FanoutConfig};
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rs_impl::loom::sync::{Arc, Condvar, Mutex};
 use rs_impl::loom::thread;
+use rs_impl::loom::Fault;
 
 /// The element type: loom's `Arc`, so that a leaked element fails the model.
 type Item = Arc<u64>;
@@ -138,10 +140,8 @@ impl Subscriber<Item> for Rec {
     }
 }
 
-fn config(initial: usize, max: usize, fault: Fault) -> FanoutConfig {
-    FanoutConfig::with_capacities(initial, max)
-        .unwrap()
-        .fault(fault)
+fn config(initial: usize, max: usize) -> FanoutConfig {
+    FanoutConfig::new(max).grow_from(initial)
 }
 
 /// Cancel frees the hold at once; join and cancel race publishing. Interleaving: subscriber A
@@ -150,14 +150,13 @@ fn config(initial: usize, max: usize, fault: Fault) -> FanoutConfig {
 /// its cancel and each send interleave. In every interleaving: A gets exactly the elements
 /// sent, in order; B gets at most one of them and no terminal signal; once everyone is done the
 /// buffer holds nothing (A has read everything and B's hold is gone) and B is dropped (3.13);
-/// dropping the sender completes A; every element is dropped (no leak).
-pub(crate) fn join_and_cancel_racing_publish(fault: Fault) {
-    let (tx, p) = fanout::channel::<Item>(config(1, 2, fault));
+/// `complete` completes A; every element is dropped (no leak).
+pub(crate) fn join_and_cancel_racing_publish() {
+    let (tx, p) = fanout::channel_with::<Item>(config(1, 2));
     let (a, a_seen, _) = Rec::new(UNBOUNDED);
     p.subscribe(Box::new(a));
     let (b, b_seen, b_token) = Rec::new(1);
     let producer = thread::spawn(move || {
-        let mut tx = tx;
         let mut sent = Vec::new();
         for i in 0..3 {
             if tx.try_send(Arc::new(i)).is_ok() {
@@ -196,11 +195,12 @@ pub(crate) fn join_and_cancel_racing_publish(fault: Fault) {
         b_token.upgrade().is_none(),
         "rule 3.13: B kept after cancel"
     );
+    tx.complete();
     drop(tx);
     assert_eq!(
         a_seen.completes.load(Ordering::Acquire),
         1,
-        "dropping the sender completes"
+        "complete completes"
     );
     assert_eq!(
         b_seen.completes.load(Ordering::Acquire) + b_seen.errors.load(Ordering::Acquire),
@@ -214,8 +214,8 @@ pub(crate) fn join_and_cancel_racing_publish(fault: Fault) {
 /// (unbounded); two elements are sent (R reads them, S holds them); then threads 1 and 2 each
 /// request 1 for S, racing each other and the drainer, which parks S whenever its demand runs
 /// out. In every interleaving: S gets both elements, in order, serially.
-pub(crate) fn requests_from_two_threads(fault: Fault) {
-    let (mut tx, p) = fanout::channel::<Item>(config(2, 2, fault));
+pub(crate) fn requests_from_two_threads() {
+    let (tx, p) = fanout::channel_with::<Item>(config(2, 2));
     let (s, s_seen, _) = Rec::new(0);
     let (r, r_seen, _) = Rec::new(UNBOUNDED);
     p.subscribe(Box::new(s));
@@ -240,7 +240,7 @@ pub(crate) fn requests_from_two_threads(fault: Fault) {
     );
     assert_eq!(r_seen.got(), vec![0, 1]);
     assert_eq!(p.stats().buffered, 0);
-    drop(tx);
+    tx.complete();
     s_seen.finish();
     r_seen.finish();
 }
@@ -250,8 +250,8 @@ pub(crate) fn requests_from_two_threads(fault: Fault) {
 /// interleaving L gets the element and then exactly one `on_complete`, whether it joined before
 /// the completion (then parked, out of demand, when it arrives) or after it (a late subscriber
 /// of a completed stream gets the retained backlog, then completes).
-pub(crate) fn completion_racing_a_late_join(fault: Fault) {
-    let (mut tx, p) = fanout::channel::<Item>(config(1, 1, fault));
+pub(crate) fn completion_racing_a_late_join() {
+    let (tx, p) = fanout::channel_with::<Item>(config(1, 1));
     tx.try_send(Arc::new(0)).unwrap();
     let (l, l_seen, l_token) = Rec::new(1);
     let completer = thread::spawn(move || tx.complete());
@@ -287,11 +287,12 @@ impl Wake for Flag {
 }
 
 /// The producer's async send racing a subscriber's request: no lost wake-up. Capacity 1, held
-/// by S (no demand); the main thread polls `send_async` while thread 1 requests 1 for S, which
-/// delivers the held element on thread 1 and frees the slot. In every interleaving: if the
-/// first poll was pending, the waker was woken; the next poll sends; S got its element.
-pub(crate) fn async_send_racing_a_request(fault: Fault) {
-    let (mut tx, p) = fanout::channel::<Item>(config(1, 1, fault));
+/// by S (no demand); the main thread polls `send` while thread 1 requests 1 for S, which
+/// delivers the held element on thread 1 and frees the slot (into the drainer's credit, handed
+/// back to the senders because one waits). In every interleaving: if the first poll was
+/// pending, the waker was woken; the next poll sends; S got its element.
+pub(crate) fn async_send_racing_a_request() {
+    let (tx, p) = fanout::channel_with::<Item>(config(1, 1));
     let (s, s_seen, _) = Rec::new(0);
     p.subscribe(Box::new(s));
     tx.try_send(Arc::new(0)).unwrap();
@@ -300,8 +301,8 @@ pub(crate) fn async_send_racing_a_request(fault: Fault) {
     let flag = StdArc::new(Flag(AtomicBool::new(false)));
     let waker = Waker::from(flag.clone());
     let mut cx = Context::from_waker(&waker);
-    let mut fut = tx.send_async(Arc::new(1));
-    let first = std::pin::Pin::new(&mut fut).poll(&mut cx);
+    let mut fut = Box::pin(tx.send(Arc::new(1)));
+    let first = fut.as_mut().poll(&mut cx);
     requester.join().unwrap();
     if first.is_pending() {
         assert!(
@@ -309,10 +310,7 @@ pub(crate) fn async_send_racing_a_request(fault: Fault) {
             "lost wake-up: the sender waits although the slot was freed"
         );
         assert!(
-            matches!(
-                std::pin::Pin::new(&mut fut).poll(&mut cx),
-                Poll::Ready(Ok(()))
-            ),
+            matches!(fut.as_mut().poll(&mut cx), Poll::Ready(Ok(()))),
             "woken, but still no room"
         );
     } else {
@@ -326,48 +324,92 @@ pub(crate) fn async_send_racing_a_request(fault: Fault) {
     s_seen.finish();
 }
 
+/// A blocked sender (a clone of the sender, on its own thread) racing a subscriber's request:
+/// no lost wake-up when the freed space sits with the drainer. Capacity 1, held by S (no
+/// demand); thread P blocks in `blocking_send(1)` (it finds no permit, marks itself waiting
+/// and runs a pass of its own before sleeping) while the main thread requests 2 for S, whose
+/// pass frees the slot into its credit and must hand it back to the waiting sender. In every
+/// interleaving P's send returns, and S gets 0 then 1.
+pub(crate) fn blocked_sender_racing_a_request() {
+    let (tx, p) = fanout::channel_with::<Item>(config(1, 1));
+    let (s, s_seen, _) = Rec::new(0);
+    p.subscribe(Box::new(s));
+    tx.try_send(Arc::new(0)).unwrap();
+    let sub = s_seen.wait_subscription();
+    let sender = {
+        let tx = tx.clone();
+        thread::spawn(move || tx.blocking_send(Arc::new(1)).is_ok())
+    };
+    sub.request(2);
+    assert!(sender.join().unwrap(), "the blocked send failed");
+    assert_eq!(
+        s_seen.got(),
+        vec![0, 1],
+        "S has demand 2 and both were sent"
+    );
+    drop(sub);
+    tx.complete();
+    s_seen.finish();
+}
+
 use std::future::Future;
 
 #[test]
 fn fanout_join_and_cancel_racing_publish() {
-    loom::model(|| join_and_cancel_racing_publish(Fault::None));
+    loom::model(join_and_cancel_racing_publish);
 }
 
 crate::loom_rejects!(
     fanout_join_and_cancel_model_rejects_a_leave_that_keeps_its_hold,
     "cancel must free the subscriber's hold",
-    || join_and_cancel_racing_publish(Fault::LeaveKeepsHold)
+    fault Fault::LeaveKeepsHold,
+    join_and_cancel_racing_publish
 );
 
 #[test]
 fn fanout_requests_from_two_threads() {
-    loom::model(|| requests_from_two_threads(Fault::None));
+    loom::model(requests_from_two_threads);
 }
 
 crate::loom_rejects!(
     fanout_requests_model_rejects_parking_without_a_recheck,
     "lost wake-up: S has demand 2",
-    || requests_from_two_threads(Fault::ParkWithoutRecheck)
+    fault Fault::ParkWithoutRecheck,
+    requests_from_two_threads
 );
 
 #[test]
 fn fanout_completion_racing_a_late_join() {
-    loom::model(|| completion_racing_a_late_join(Fault::None));
+    loom::model(completion_racing_a_late_join);
 }
 
 crate::loom_rejects!(
     fanout_completion_model_rejects_completion_that_skips_parked_subscribers,
     "rule 1.5: the late subscriber must complete",
-    || completion_racing_a_late_join(Fault::CompleteSkipsParked)
+    fault Fault::CompleteSkipsParked,
+    completion_racing_a_late_join
 );
 
 #[test]
 fn fanout_async_send_racing_a_request() {
-    loom::model(|| async_send_racing_a_request(Fault::None));
+    loom::model(async_send_racing_a_request);
 }
 
 crate::loom_rejects!(
     fanout_async_send_model_rejects_a_drain_that_does_not_wake_the_sender,
     "lost wake-up: the sender waits",
-    || async_send_racing_a_request(Fault::NoWakeOnSpace)
+    fault Fault::NoWakeOnSpace,
+    async_send_racing_a_request
+);
+
+#[test]
+fn fanout_blocked_sender_racing_a_request() {
+    loom::model(blocked_sender_racing_a_request);
+}
+
+crate::loom_rejects!(
+    fanout_blocked_sender_model_rejects_a_drain_that_keeps_the_space,
+    "deadlock",
+    fault Fault::NoWakeOnSpace,
+    blocked_sender_racing_a_request
 );

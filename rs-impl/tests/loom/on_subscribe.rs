@@ -68,12 +68,18 @@ pub(crate) fn racing_on_subscribe<S: Subscriber<u64> + 'static>(make: fn() -> S)
     );
 }
 
+// The handles are detached: dropping one cancels the subscription, which is not this model's
+// subject.
 fn make_collect() -> impl Subscriber<u64> {
-    collect::<u64>(RequestStrategy::Prefetch(2)).0
+    let (subscriber, handle) = collect::<u64>(RequestStrategy::Prefetch(2));
+    handle.detach();
+    subscriber
 }
 
 fn make_for_each() -> impl Subscriber<u64> {
-    for_each(RequestStrategy::Unbounded, |_: u64| {}).0
+    let (subscriber, handle) = for_each(RequestStrategy::Unbounded, |_: u64| {});
+    handle.detach();
+    subscriber
 }
 
 /// Rules 3.5/3.12 seen from a ready-made subscriber's handle (and 2.6). Interleaving: a thread

@@ -1,13 +1,14 @@
-//! The push source (`rs_impl::source::push`): a producer blocked for want of demand racing the
-//! subscriber's requests from another thread, and its offers racing the drains those requests
-//! run (the inbox hand-off).
+//! The push source (`rs_impl::source::push`): a sender blocked for want of demand racing the
+//! subscriber's requests from another thread, and its sends racing the drains those requests
+//! run (the inbox hand-off); a send racing `complete` from a clone of the sender.
 
 use std::sync::Arc as StdArc;
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef};
 use rs_impl::loom::sync::{Arc, Mutex};
 use rs_impl::loom::thread;
-use rs_impl::source::{push, Producer};
+use rs_impl::loom::Fault;
+use rs_impl::source::{push, PushSender};
 
 use crate::broken::BrokenPush;
 
@@ -45,8 +46,8 @@ impl Subscriber<u64> for Recorder {
 pub(crate) trait PushSource: Sized {
     type Producer: Send + 'static;
     fn subscribed(seen: &Arc<Mutex<Seen>>) -> (Self::Producer, SubscriptionRef);
-    /// `false` when the offer was refused.
-    fn offer_blocking(p: &Self::Producer, x: u64) -> bool;
+    /// `false` when the send was refused.
+    fn blocking_send(p: &Self::Producer, x: u64) -> bool;
     fn complete(p: &Self::Producer);
 }
 
@@ -54,9 +55,9 @@ pub(crate) trait PushSource: Sized {
 pub(crate) struct Real;
 
 impl PushSource for Real {
-    type Producer = Producer<u64>;
-    fn subscribed(seen: &Arc<Mutex<Seen>>) -> (Producer<u64>, SubscriptionRef) {
-        let (publisher, producer) = push::<u64>(0);
+    type Producer = PushSender<u64>;
+    fn subscribed(seen: &Arc<Mutex<Seen>>) -> (PushSender<u64>, SubscriptionRef) {
+        let (producer, publisher) = push::<u64>(0);
         let slot = Arc::new(Mutex::new(None));
         publisher.subscribe(Box::new(Recorder {
             seen: seen.clone(),
@@ -66,27 +67,27 @@ impl PushSource for Real {
         let subscription = slot.lock().take().expect("on_subscribe in subscribe");
         (producer, subscription)
     }
-    fn offer_blocking(p: &Producer<u64>, x: u64) -> bool {
-        p.offer_blocking(x).is_ok()
+    fn blocking_send(p: &PushSender<u64>, x: u64) -> bool {
+        p.blocking_send(x).is_ok()
     }
-    fn complete(p: &Producer<u64>) {
+    fn complete(p: &PushSender<u64>) {
         p.complete();
     }
 }
 
-/// No lost wake-up, nothing lost, order kept. The producer thread offers 1, 2, 3 into a
+/// No lost wake-up, nothing lost, order kept. The sender thread sends 1, 2, 3 into a
 /// capacity-0 source and completes; nothing is requested at first, so it blocks. The main
-/// thread requests 1 three times: each request races the producer's look at the permits
-/// (it may find none and sleep, or be between its look and its sleep) and the producer's
-/// delivery (a request's drain may be running when the producer hands its element over,
-/// which then goes through the inbox). If a wake-up is lost the producer sleeps forever and
+/// thread requests 1 three times: each request races the sender's look at the permits
+/// (it may find none and sleep, or be between its look and its sleep) and the sender's
+/// delivery (a request's drain may be running when the sender hands its element over,
+/// which then goes through the inbox). If a wake-up is lost the sender sleeps forever and
 /// loom reports a deadlock.
 pub(crate) fn blocked_producer_racing_requests<S: PushSource>() {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let (producer, subscription) = S::subscribed(&seen);
     let feeder = thread::spawn(move || {
         for x in 1..=3 {
-            assert!(S::offer_blocking(&producer, x), "an offer was refused");
+            assert!(S::blocking_send(&producer, x), "a send was refused");
         }
         S::complete(&producer);
     });
@@ -109,4 +110,42 @@ crate::loom_rejects!(
     push_model_rejects_a_lost_wake_up,
     "deadlock",
     blocked_producer_racing_requests::<BrokenPush>
+);
+
+/// A send racing `complete` from a clone, while a request drains on a third thread: nothing
+/// is accepted and then dropped. Capacity 0, the subscriber subscribed with no demand; thread
+/// S sends 1 (`try_send`), thread E completes through a clone, the main thread requests 1. In
+/// every interleaving: if the send returned `Ok`, the element is delivered before the one
+/// `on_complete`; if it returned `Closed`, nothing was delivered. The end is recorded under
+/// the inbox's lock and a send through the inbox looks at it under the same lock; the twin
+/// skips that look, so an element queued after the end was delivered is accepted and lost.
+pub(crate) fn send_racing_complete_from_a_clone() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let (tx, subscription) = Real::subscribed(&seen);
+    let ender = tx.clone();
+    let sender = thread::spawn(move || tx.try_send(1).is_ok());
+    let end = thread::spawn(move || ender.complete());
+    subscription.request(1);
+    let accepted = sender.join().unwrap();
+    end.join().unwrap();
+    let seen = seen.lock();
+    assert_eq!(seen.completed, 1, "one on_complete");
+    if accepted {
+        assert_eq!(seen.items, vec![1], "an accepted element was lost");
+    } else {
+        assert!(seen.items.is_empty(), "a refused element was delivered");
+    }
+    drop(StdArc::clone(&subscription));
+}
+
+#[test]
+fn push_send_racing_complete_from_a_clone() {
+    rs_impl::loom::model(send_racing_complete_from_a_clone);
+}
+
+crate::loom_rejects!(
+    push_send_racing_complete_model_rejects_a_send_that_ignores_the_end,
+    "an accepted element was lost",
+    fault Fault::SendIgnoresEnd,
+    send_racing_complete_from_a_clone
 );

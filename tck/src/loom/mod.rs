@@ -107,7 +107,9 @@
 //! impl SubscriberBlackboxVerification for Collect {
 //!     type Item = u64;
 //!     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
-//!         collect(RequestStrategy::Prefetch(2)).0
+//!         let (s, handle) = collect(RequestStrategy::Prefetch(2));
+//!         handle.detach(); // nobody waits for the outcome (dropping the handle cancels)
+//!         s
 //!     }
 //!     fn create_element(&self, i: u64) -> u64 { i }
 //! }
@@ -198,7 +200,9 @@ pub fn verify_publisher<V: PublisherVerification>(
 /// impl SubscriberBlackboxVerification for ForEach {
 ///     type Item = u8;
 ///     fn create_subscriber(&self) -> impl Subscriber<u8> + 'static {
-///         for_each(RequestStrategy::Unbounded, |_| {}).0
+///         let (s, handle) = for_each(RequestStrategy::Unbounded, |_| {});
+///         handle.detach(); // nobody waits for the outcome (dropping the handle cancels)
+///         s
 ///     }
 ///     fn create_element(&self, i: u64) -> u8 { i as u8 }
 /// }

@@ -176,7 +176,9 @@ impl<T> Subscriber<T> for NotCloneable<T> {
 /// impl SubscriberBlackboxVerification for Collect {
 ///     type Item = u64;
 ///     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
-///         collect::<u64>(RequestStrategy::OneByOne).0
+///         let (s, handle) = collect::<u64>(RequestStrategy::OneByOne);
+///         handle.detach(); // nobody waits for the outcome (dropping the handle cancels)
+///         s
 ///     }
 ///     fn create_element(&self, i: u64) -> u64 { i }
 /// }

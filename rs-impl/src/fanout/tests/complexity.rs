@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef, UNBOUNDED};
 
-use crate::fanout::{channel, FanoutConfig, FanoutStats};
+use crate::fanout::{channel_with, FanoutConfig, FanoutStats};
 
 /// Elements per run.
 const ELEMENTS: u64 = 1_000;
@@ -43,9 +43,9 @@ impl Subscriber<u64> for LockStep {
 
 /// Publishes `ELEMENTS` to `k` lock-step subscribers; returns the fanout's counters.
 fn run(k: u64, one_by_one: bool, quadratic: bool) -> FanoutStats {
-    let mut config = FanoutConfig::new(16).unwrap();
+    let mut config = FanoutConfig::new(16);
     config.quadratic = quadratic;
-    let (mut tx, p) = channel::<u64>(config);
+    let (tx, p) = channel_with::<u64>(config);
     let got = Arc::new(AtomicU64::new(0));
     for _ in 0..k {
         p.subscribe(Box::new(LockStep {

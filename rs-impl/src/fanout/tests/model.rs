@@ -22,9 +22,10 @@ use rs_api::{
 
 use super::Rng;
 use crate::fanout::{
-    channel, FanoutConfig, FanoutError, FanoutProcessor, FanoutPublisher, FanoutStats,
-    LastSubscriberPolicy, Sender, TrySendError,
+    channel_with, FanoutConfig, FanoutError, FanoutProcessor, FanoutPublisher, FanoutSender,
+    FanoutStats, LastSubscriberPolicy,
 };
+use crate::producer::{ProducerError, TrySendError};
 
 /// Operations in all (release); a debug build runs fewer.
 const TOTAL_OPS: u64 = if cfg!(debug_assertions) {
@@ -132,6 +133,9 @@ fn error_kind(e: &Error) -> String {
     if let Some(f) = e.downcast_ref::<FanoutError>() {
         return format!("{f:?}");
     }
+    if let Some(f) = e.downcast_ref::<ProducerError>() {
+        return format!("{f:?}");
+    }
     e.to_string()
 }
 
@@ -155,7 +159,7 @@ impl Subscription for Upstream {
 
 /// The fanout under test: a channel or a processor with a hand-driven upstream.
 enum Subject {
-    Channel(Option<Sender<u64>>, FanoutPublisher<u64>),
+    Channel(Option<FanoutSender<u64>>, FanoutPublisher<u64>),
     Processor(FanoutProcessor<u64>, Arc<Upstream>, u64),
 }
 
@@ -604,7 +608,7 @@ impl Run {
         let ended = m.completed || m.failed.is_some();
         match &mut self.subject {
             Subject::Channel(tx, _) => {
-                let Some(tx) = tx.as_mut() else { return };
+                let Some(tx) = tx.as_ref() else { return };
                 let expect = if m.failed.is_some() {
                     "closed"
                 } else if free == 0 {
@@ -695,15 +699,15 @@ fn round(seed: u64, ops_done: &mut u64) -> bool {
     } else {
         u64::MAX - rng.below(64)
     };
-    let mut config = FanoutConfig::with_capacities(initial, max)
-        .unwrap()
+    let mut config = FanoutConfig::new(max)
+        .grow_from(initial)
         .last_subscriber(policy);
     config.start = start;
     let subject = if rng.below(2) == 0 {
-        let (tx, p) = channel::<u64>(config);
+        let (tx, p) = channel_with::<u64>(config);
         Subject::Channel(Some(tx), p)
     } else {
-        let p = FanoutProcessor::<u64>::new(config);
+        let p = FanoutProcessor::<u64>::with_config(config);
         let up = Arc::new(Upstream::default());
         let mut handle = p.clone();
         handle.on_subscribe(up.clone());
@@ -756,10 +760,10 @@ fn round(seed: u64, ops_done: &mut u64) -> bool {
             _ => run.terminate(true),
         }
     }
-    // Drop everything; a channel's sender drop completes the stream.
+    // Drop everything; a channel's sender dropped without complete fails the stream.
     if let Subject::Channel(tx, _) = &mut run.subject {
         if let Some(tx) = tx.take() {
-            run.model.completed = run.model.failed.is_none() || run.model.completed;
+            run.model.fail(format!("{:?}", ProducerError::Dropped));
             drop(tx);
             run.replay();
         }

@@ -1,5 +1,5 @@
 //! The ring buffer: our versions of the six cases of Pekko's `ResizableMultiReaderRingBufferSpec`
-//! (design/seed-designs.md §A.9), each checking the raw slots plus (length, write position,
+//! (Pekko PR #3730), each checking the raw slots plus (length, write position,
 //! read position, readers) and the invariants after every step; and the same near the `u64`
 //! wrap point.
 

@@ -123,8 +123,8 @@ impl PublisherVerification for FromStreamFn {
 }
 
 /// `source::push(0)` fed by a producer thread (a facade thread: a loom thread in the loom
-/// build) that offers `0..n`, waiting for demand, then completes. It stops at the first
-/// refused offer (cancelled, or the publisher dropped unsubscribed).
+/// build) that sends `0..n`, waiting for demand, then completes. It stops at the first
+/// refused send (cancelled, or the publisher dropped unsubscribed).
 #[derive(Debug, Clone, Copy)]
 struct Push;
 
@@ -132,10 +132,10 @@ impl PublisherVerification for Push {
     type Item = u64;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        let (publisher, producer) = source::push::<u64>(0);
+        let (producer, publisher) = source::push::<u64>(0);
         drop(rs_impl::loom::thread::spawn(move || {
             for i in 0..elements {
-                if producer.offer_blocking(i).is_err() {
+                if producer.blocking_send(i).is_err() {
                     return;
                 }
             }
@@ -145,7 +145,7 @@ impl PublisherVerification for Push {
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        let (publisher, producer) = source::push::<u64>(0);
+        let (producer, publisher) = source::push::<u64>(0);
         producer.fail(failed_error());
         Some(publisher)
     }

@@ -4,12 +4,12 @@
 //!
 //! | implementation | verification | notes |
 //! |---|---|---|
-//! | `fanout::channel` | publisher | capacity 4; a producer thread `send`s the `n` elements (blocking on the buffer) and drops its sender, which completes; the channel closes when a test's last subscriber leaves, which ends the thread. In the loom build (where a factory runs inside the model and may not start a std thread) the `n` elements are sent into a buffer of `n` before the scenario subscribes, then the sender completes |
-//! | `fanout::FanoutProcessor` | publisher | buffer 16, subscribed to `source::range(0..n)` |
+//! | `fanout::channel` | publisher | capacity 4; a producer thread `blocking_send`s the `n` elements (waiting on the buffer) and completes; when a test is done with the publisher (every publisher handle dropped) and its subscribers have left, the channel closes and the thread's send fails, which ends it. In the loom build (where a factory runs inside the model and may not start a std thread) the `n` elements are sent into a buffer of `n` before the scenario subscribes, then the sender completes |
+//! | `fanout::FanoutProcessor` | publisher | capacity 16, subscribed to `source::range(0..n)` |
 //! | `fanout::FanoutProcessor` | identity processor | the TCK's buffer size; `does_coordinated_emission() = false`: each subscriber reads at its own pace |
 
 use rs_api::{Error, Processor, Publisher, PublisherExt};
-use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
+use rs_impl::fanout::{self, FanoutProcessor};
 use rs_tck::loom;
 use rs_tck::processor::{self, IdentityProcessorVerification};
 use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
@@ -32,17 +32,13 @@ pub(crate) fn loom_suites() -> Vec<Suite> {
     ]
 }
 
-fn config(capacity: usize) -> FanoutConfig {
-    FanoutConfig::new(capacity.max(1)).expect("a capacity the fanout accepts")
-}
-
 fn failure() -> Error {
     Error::msg("rs-tck: the failed publisher")
 }
 
 /// A processor subscribed to `source::failed`.
 fn failed_processor() -> FanoutProcessor<u64> {
-    let p = FanoutProcessor::<u64>::new(config(processor::DEFAULT_BUFFER_SIZE));
+    let p = FanoutProcessor::<u64>::new(processor::DEFAULT_BUFFER_SIZE);
     rs_impl::source::failed::<u64>(failure()).subscribe_with(p.clone());
     p
 }
@@ -56,26 +52,28 @@ impl PublisherVerification for Channel {
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
         if rs_impl::loom::IS_LOOM {
-            let (mut tx, p) = fanout::channel::<u64>(config(elements as usize));
+            // A buffer of n (at least 1: the fanout's size rule) holds the n elements.
+            let (tx, p) = fanout::channel::<u64>((elements as usize).max(1));
             for i in 0..elements {
                 tx.try_send(i).expect("a buffer of n holds n elements");
             }
             tx.complete();
             return p;
         }
-        let (mut tx, p) = fanout::channel::<u64>(config(4));
+        let (tx, p) = fanout::channel::<u64>(4);
         std::thread::spawn(move || {
             for i in 0..elements {
-                if tx.send(i).is_err() {
-                    return; // the test's subscribers left: the channel closed
+                if tx.blocking_send(i).is_err() {
+                    return; // nobody can receive any more: the channel closed
                 }
             }
+            tx.complete();
         });
         p
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<u64> + Send + 'static> {
-        let (tx, p) = fanout::channel::<u64>(config(4));
+        let (tx, p) = fanout::channel::<u64>(4);
         tx.fail(failure());
         Some(p)
     }
@@ -94,7 +92,7 @@ impl PublisherVerification for FanoutOverRange {
     type Item = u64;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<u64> + Send + 'static {
-        let p = FanoutProcessor::<u64>::new(config(processor::DEFAULT_BUFFER_SIZE));
+        let p = FanoutProcessor::<u64>::new(processor::DEFAULT_BUFFER_SIZE);
         rs_impl::source::range(0..elements).subscribe_with(p.clone());
         p
     }
@@ -120,7 +118,7 @@ impl IdentityProcessorVerification for Fanout {
         &self,
         buffer_size: usize,
     ) -> impl Processor<u64, u64> + Clone + Send + 'static {
-        FanoutProcessor::new(config(buffer_size))
+        FanoutProcessor::new(buffer_size)
     }
 
     fn create_element(&self, element: u64) -> u64 {

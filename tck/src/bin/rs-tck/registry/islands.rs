@@ -176,7 +176,10 @@ impl<S: Subscriber<u64> + 'static> SubscriberBlackboxVerification for Drained<S>
     type Item = u64;
 
     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
-        (self.0)().0
+        // Blackbox: nobody waits for the collector (dropping its handle would cancel it).
+        let (s, downstream) = (self.0)();
+        downstream.detach();
+        s
     }
 
     fn create_element(&self, element: u64) -> u64 {

@@ -53,6 +53,16 @@ enum Canceller {
     ForEach(Handle<()>),
 }
 
+impl Canceller {
+    /// Lets the subscription run without the handle (dropping a handle cancels).
+    fn detach(self) {
+        match self {
+            Canceller::Collect(h) => h.detach(),
+            Canceller::ForEach(h) => h.detach(),
+        }
+    }
+}
+
 impl SubscriberPuppet for Canceller {
     fn trigger_request(&self, _elements: u64) {}
 
@@ -68,7 +78,10 @@ impl SubscriberBlackboxVerification for ReadyMade {
     type Item = u64;
 
     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
-        self.make().0
+        // Blackbox: nobody keeps the handle, which would cancel when dropped.
+        let (s, handle) = self.make();
+        handle.detach();
+        s
     }
 
     fn create_element(&self, element: u64) -> u64 {

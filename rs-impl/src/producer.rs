@@ -1,0 +1,761 @@
+//! The producer side shared by the fanout channel ([`FanoutSender`](crate::fanout::FanoutSender))
+//! and the push source ([`PushSender`](crate::source::PushSender)): one API in tokio's shape,
+//! one set of error types.
+//!
+//! # Contract (both senders)
+//!
+//! * **Sending.** `try_send(&self, x)` never waits: it hands the element back in
+//!   [`TrySendError::Full`] when there is no room, in [`TrySendError::Closed`] when the stream
+//!   takes no more elements. `send(&self, x).await` waits for room without blocking the
+//!   thread; `blocking_send(&self, x)` blocks the thread. Both hand the element back in
+//!   [`SendError`] once the stream is closed (also while waiting). What "room" means is each
+//!   channel's own (the fanout: free buffer space; the push source: buffer plus demand).
+//! * **Many producers.** A sender is a cheap `Clone` handle, `Send` and `Sync`; every clone
+//!   sends into the same stream. Sends are serialised inside: each handle's elements arrive in
+//!   the order it sent them, and elements of different handles interleave in the order their
+//!   sends took effect.
+//! * **The end.** `complete()` and `fail(error)` end the stream for every handle (the first
+//!   end wins; later sends fail with `Closed`). Dropping the **last** handle without either ends
+//!   the stream with `on_error(`[`ProducerError::Dropped`]`)`: a producer that vanished is not
+//!   a clean end, and subscribers never mistake it for one. Dropping **any** handle while its
+//!   thread panics ([`std::thread::panicking`]) fails the stream with
+//!   [`ProducerError::Panicked`] at once, even if other handles live: the panicking producer's
+//!   remaining elements are missing, so the stream must not look complete.
+//! * **Sink.** Each sender is a [`futures::Sink`]: `poll_ready` reserves room for one element
+//!   (waiting as `send` does), `start_send` uses the reservation (the element is then sent, as
+//!   by `try_send`), `poll_flush` has nothing to do (nothing waits in the handle), and
+//!   `poll_close` **completes the stream** for every handle. Errors are [`SinkError`], which
+//!   gives `start_send`'s element back. A reservation that is never used is given back when
+//!   the handle is dropped.
+//! * **Nothing hangs, nothing escapes.** A waiting send wakes when room appears or the stream
+//!   closes (every cause of closing wakes every waiter). No subscriber panic reaches a sender:
+//!   the channel's drain loop catches it (rule 2.13).
+//!
+//! # Examples
+//!
+//! ```
+//! use rs_api::Publisher;
+//! use rs_impl::producer::TrySendError;
+//! use rs_impl::subscriber::{collect, RequestStrategy};
+//!
+//! let (tx, publisher) = rs_impl::source::push::<u32>(1);
+//! tx.try_send(1).unwrap();
+//! assert!(matches!(tx.try_send(2), Err(TrySendError::Full(2))));
+//! let (s, result) = collect(RequestStrategy::Unbounded);
+//! publisher.subscribe(Box::new(s));
+//! let tx2 = tx.clone();
+//! tx2.blocking_send(2).unwrap();
+//! tx.complete();
+//! assert_eq!(result.wait().unwrap(), vec![1, 2]);
+//! ```
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use rs_api::Error;
+
+use crate::loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::{Condvar, Mutex};
+
+// ----- the public errors -----------------------------------------------------------------------
+
+/// Why `try_send` handed the element back.
+///
+/// # Examples
+///
+/// ```
+/// use rs_impl::producer::TrySendError;
+/// let (tx, _publisher) = rs_impl::fanout::channel::<u8>(1);
+/// tx.try_send(1).unwrap();
+/// let e = tx.try_send(2).unwrap_err();
+/// assert!(e.is_full());
+/// assert_eq!(e.into_inner(), 2);
+/// ```
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub enum TrySendError<T> {
+    /// No room now: the element would exceed the channel's bound.
+    Full(T),
+    /// The stream takes no more elements (it ended, or nobody can receive any more).
+    Closed(T),
+}
+
+impl<T> TrySendError<T> {
+    /// The element that was not sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(rs_impl::producer::TrySendError::Full(3).into_inner(), 3);
+    /// ```
+    pub fn into_inner(self) -> T {
+        match self {
+            TrySendError::Full(x) | TrySendError::Closed(x) => x,
+        }
+    }
+
+    /// Whether there was no room.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(rs_impl::producer::TrySendError::Full(()).is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        matches!(self, TrySendError::Full(_))
+    }
+
+    /// Whether the stream was closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(rs_impl::producer::TrySendError::Closed(()).is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        matches!(self, TrySendError::Closed(_))
+    }
+}
+
+impl<T> fmt::Debug for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("Full(..)"),
+            TrySendError::Closed(_) => f.write_str("Closed(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("no room: the channel is full"),
+            TrySendError::Closed(_) => f.write_str("sending on a closed channel"),
+        }
+    }
+}
+
+impl<T> std::error::Error for TrySendError<T> {}
+
+impl<T> From<SendError<T>> for TrySendError<T> {
+    fn from(e: SendError<T>) -> Self {
+        TrySendError::Closed(e.0)
+    }
+}
+
+/// `send` or `blocking_send` found the stream closed; the element is handed back.
+///
+/// # Examples
+///
+/// ```
+/// let (tx, publisher) = rs_impl::fanout::channel::<u8>(4);
+/// drop(publisher); // nobody can ever subscribe: the channel closes
+/// assert_eq!(tx.blocking_send(7).unwrap_err().into_inner(), 7);
+/// ```
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub struct SendError<T>(pub T);
+
+impl<T> SendError<T> {
+    /// The element that was not sent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(rs_impl::producer::SendError(5).into_inner(), 5);
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> fmt::Debug for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SendError(..)")
+    }
+}
+
+impl<T> fmt::Display for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sending on a closed channel")
+    }
+}
+
+impl<T> std::error::Error for SendError<T> {}
+
+/// The error of a sender's [`futures::Sink`] implementation.
+///
+/// # Examples
+///
+/// ```
+/// use futures::SinkExt;
+/// use rs_impl::producer::SinkError;
+/// let (mut tx, publisher) = rs_impl::fanout::channel::<u8>(4);
+/// drop(publisher); // closes the channel
+/// // The `Sink`'s `send` (the sender's own `send` is the inherent async method).
+/// let e = futures::executor::block_on(SinkExt::send(&mut tx, 1)).unwrap_err();
+/// assert!(matches!(e, SinkError::Closed(_)));
+/// ```
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub enum SinkError<T> {
+    /// The stream takes no more elements; `start_send` hands its element back (`Some`), the
+    /// other methods have none (`None`).
+    Closed(Option<T>),
+    /// `start_send` was called without a successful `poll_ready` while there was no room (a
+    /// misuse of the `Sink` protocol); the element comes back.
+    NotReady(T),
+}
+
+impl<T> SinkError<T> {
+    /// The element that was not sent, if the failing call had one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(rs_impl::producer::SinkError::NotReady(4).into_inner(), Some(4));
+    /// ```
+    pub fn into_inner(self) -> Option<T> {
+        match self {
+            SinkError::Closed(x) => x,
+            SinkError::NotReady(x) => Some(x),
+        }
+    }
+}
+
+impl<T> fmt::Debug for SinkError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SinkError::Closed(_) => f.write_str("Closed(..)"),
+            SinkError::NotReady(_) => f.write_str("NotReady(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for SinkError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SinkError::Closed(_) => f.write_str("sending on a closed channel"),
+            SinkError::NotReady(_) => {
+                f.write_str("start_send without a successful poll_ready, and the channel is full")
+            }
+        }
+    }
+}
+
+impl<T> std::error::Error for SinkError<T> {}
+
+/// How a stream ends when its producer disappears without `complete` or `fail`, as delivered
+/// in `on_error`.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::producer::ProducerError;
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// let (tx, publisher) = rs_impl::fanout::channel::<u8>(4);
+/// let (s, result) = collect(RequestStrategy::Unbounded);
+/// publisher.subscribe(Box::new(s));
+/// tx.try_send(1).unwrap();
+/// drop(tx); // no complete: a cut-short stream, not a finished one
+/// let e = result.wait().unwrap_err();
+/// assert_eq!(e.downcast_ref::<ProducerError>(), Some(&ProducerError::Dropped));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProducerError {
+    /// Every sender was dropped without `complete` or `fail`.
+    #[error(
+        "every sender was dropped without complete or fail: the stream was cut short, it did \
+         not complete"
+    )]
+    Dropped,
+    /// A sender was dropped while its thread panicked.
+    #[error(
+        "a sender was dropped while its thread panicked: the producer crashed and the stream \
+         was cut short"
+    )]
+    Panicked,
+}
+
+impl From<ProducerError> for Error {
+    fn from(e: ProducerError) -> Self {
+        Error::new(e)
+    }
+}
+
+// ----- permits ---------------------------------------------------------------------------------
+
+/// [`Room`]'s top bit: a sender waits for a permit (in [`Waiters`]).
+const WAITING: u64 = 1 << 63;
+/// [`Room`]'s next bit: sends are over (the stream ended, or nobody can receive).
+const SHUT: u64 = 1 << 62;
+/// [`Room`]'s permit count; all ones is "unlimited" (the push source under unbounded demand).
+pub(crate) const UNLIMITED: u64 = SHUT - 1;
+
+/// What one attempt to take a permit found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// A permit was taken.
+    Granted,
+    /// None now.
+    Full,
+    /// Sends are over.
+    Closed,
+}
+
+/// The permits senders take from, in one atomic word: the count, whether sends are over
+/// ([`SHUT`]), and whether a sender waits ([`WAITING`]).
+///
+/// Every change is one read-modify-write of the one word, so a sender's "none left, I wait"
+/// and a permit's return (or the end) are totally ordered: either the sender's look sees the
+/// new permits (or the end), or whoever adds them sees the sender waiting and wakes it.
+pub(crate) struct Room(AtomicU64);
+
+impl Room {
+    /// A room with `permits` permits (at most [`UNLIMITED`]).
+    pub(crate) fn new(permits: u64) -> Self {
+        Room(AtomicU64::new(permits.min(UNLIMITED)))
+    }
+
+    /// Takes a permit, if there is one and sends are not over.
+    #[inline]
+    pub(crate) fn take(&self) -> Claim {
+        self.claim(false)
+    }
+
+    /// As [`take`](Self::take), but marks a sender waiting when there is no permit.
+    pub(crate) fn take_or_wait(&self) -> Claim {
+        self.claim(true)
+    }
+
+    #[inline]
+    fn claim(&self, wait: bool) -> Claim {
+        let seen = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
+                if room & SHUT != 0 {
+                    None
+                } else {
+                    match room & UNLIMITED {
+                        0 if wait && room & WAITING == 0 => Some(room | WAITING),
+                        0 | UNLIMITED => None, // none, or unlimited: nothing to change
+                        _ => Some(room - 1),
+                    }
+                }
+            })
+            .unwrap_or_else(|room| room);
+        if seen & SHUT != 0 {
+            Claim::Closed
+        } else if seen & UNLIMITED == 0 {
+            Claim::Full
+        } else {
+            Claim::Granted
+        }
+    }
+
+    /// Adds `n` permits (saturating at unlimited) and clears the waiting mark; `true` if a
+    /// sender was waiting (the caller then wakes the [`Waiters`]). Nothing once shut.
+    #[inline]
+    pub(crate) fn add(&self, n: u64) -> bool {
+        let prev = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
+                (room & SHUT == 0).then(|| (room & UNLIMITED).saturating_add(n).min(UNLIMITED))
+            })
+            .unwrap_or_else(|room| room);
+        prev & WAITING != 0 && prev & SHUT == 0
+    }
+
+    /// Ends the sends; `true` if a sender was waiting (the caller then wakes the waiters).
+    pub(crate) fn shut(&self) -> bool {
+        let prev = self.0.fetch_or(SHUT, Ordering::AcqRel);
+        prev & WAITING != 0 && prev & SHUT == 0
+    }
+
+    /// Whether sends are over.
+    #[inline]
+    pub(crate) fn is_shut(&self) -> bool {
+        self.0.load(Ordering::Acquire) & SHUT != 0
+    }
+
+    /// Whether permits given back now would be wanted at once: a sender waits, or none is
+    /// left (and sends are not over). One load: the fanout asks it at the end of each pass to
+    /// decide whether to hand the space it freed back to the room now.
+    #[inline]
+    pub(crate) fn wanted(&self) -> bool {
+        let room = self.0.load(Ordering::Acquire);
+        room & SHUT == 0 && (room & WAITING != 0 || room & UNLIMITED == 0)
+    }
+}
+
+// ----- waiting senders -------------------------------------------------------------------------
+
+/// The senders waiting for a permit: threads blocked in `blocking_send`, tasks in `send` or a
+/// `Sink`'s `poll_ready`.
+#[derive(Default)]
+struct WaitList {
+    /// Bumped by every wake: a blocked thread sleeps only while it is unchanged since its
+    /// last look at the room, so a wake between its look and its sleep is never missed.
+    epoch: u64,
+    /// Threads blocked.
+    blocked: usize,
+    /// Tasks waiting, one entry per waiting future (or `Sink`), by registration id: a future
+    /// polled again updates its own entry, and one dropped while waiting removes it, without
+    /// touching another future of the same task.
+    tasks: Vec<(u64, Waker)>,
+    /// The next registration id.
+    next_id: u64,
+}
+
+/// Where waiting senders wait. Wakes come from whoever gives permits back or shuts the room,
+/// after the room said a sender waits.
+pub(crate) struct Waiters {
+    list: Mutex<WaitList>,
+    wake: Condvar,
+}
+
+impl Waiters {
+    /// Nobody waiting.
+    pub(crate) fn new() -> Self {
+        Waiters {
+            list: Mutex::new(WaitList::default()),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Wakes every waiting sender (each looks at the room again). Task wakers are called
+    /// outside the lock, and the notification comes after the lock is released, so that a
+    /// woken thread does not find it held and sleep again on the mutex.
+    #[cold]
+    pub(crate) fn wake_all(&self) {
+        let (blocked, tasks) = {
+            let mut list = self.list.lock();
+            list.epoch = list.epoch.wrapping_add(1);
+            (list.blocked > 0, std::mem::take(&mut list.tasks))
+        };
+        if blocked {
+            self.wake.notify_all();
+        }
+        for (_, task) in tasks {
+            task.wake();
+        }
+    }
+
+    /// Withdraws registration `id` (a future dropped while it waited). Nothing if it was
+    /// woken meanwhile (a wake takes every registration).
+    fn withdraw(&self, id: u64) {
+        self.list.lock().tasks.retain(|(i, _)| *i != id);
+    }
+}
+
+/// A waiting future's registration in [`Waiters`], withdrawn when the future is dropped.
+struct Registration<'a> {
+    waiters: &'a Waiters,
+    id: Option<u64>,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.waiters.withdraw(id);
+        }
+    }
+}
+
+impl fmt::Debug for Waiters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Waiters").finish_non_exhaustive()
+    }
+}
+
+// ----- the channel behind a sender -------------------------------------------------------------
+
+/// What a channel offers its senders: the fanout's core and the push source's subscription
+/// implement it; [`Inlet`] builds the whole producer API on it.
+pub(crate) trait Channel: Send + Sync + 'static {
+    /// The element type.
+    type Item: Send;
+
+    /// The permits.
+    fn room(&self) -> &Room;
+
+    /// Where senders wait for permits.
+    fn waiters(&self) -> &Waiters;
+
+    /// Live sender handles (starts at 1: the handle the constructor returns).
+    fn senders(&self) -> &AtomicUsize;
+
+    /// Sends without waiting (each channel's fast path).
+    fn try_send(&self, item: Self::Item) -> Result<(), TrySendError<Self::Item>>;
+
+    /// Sends an element whose permit the caller took from the room; the element comes back if
+    /// the stream ended meanwhile.
+    fn send_permitted(&self, item: Self::Item) -> Result<(), Self::Item>;
+
+    /// Called by a sender that has just marked itself waiting, before it sleeps: a channel
+    /// that keeps freed permits aside (the fanout's drainer) makes sure a pass runs that sees
+    /// the mark and hands them over.
+    fn nudge(&self) {}
+
+    /// Ends the stream (first end wins): `Ok` completes, `Err` fails. Shuts the room.
+    fn end(&self, end: Result<(), Error>);
+}
+
+/// Waits for a permit, blocking the thread: `true` when one was taken, `false` when the
+/// stream closed.
+fn wait_permit_blocking<C: Channel>(c: &C) -> bool {
+    loop {
+        let epoch = {
+            let mut list = c.waiters().list.lock();
+            match c.room().take_or_wait() {
+                Claim::Granted => return true,
+                Claim::Closed => return false,
+                Claim::Full => {}
+            }
+            list.blocked += 1;
+            list.epoch
+        };
+        c.nudge();
+        let mut list = c.waiters().list.lock();
+        while list.epoch == epoch {
+            list = c.waiters().wake.wait(list);
+        }
+        list.blocked -= 1;
+    }
+}
+
+/// Takes a permit or registers the task (under registration `reg`) to be woken when one may
+/// be free.
+fn poll_permit<C: Channel>(c: &C, cx: &mut Context<'_>, reg: &mut Option<u64>) -> Poll<bool> {
+    {
+        let mut list = c.waiters().list.lock();
+        let settled = match c.room().take_or_wait() {
+            Claim::Granted => Some(true),
+            Claim::Closed => Some(false),
+            Claim::Full => None,
+        };
+        if let Some(granted) = settled {
+            if let Some(id) = reg.take() {
+                list.tasks.retain(|(i, _)| *i != id);
+            }
+            return Poll::Ready(granted);
+        }
+        let entry = reg.and_then(|id| list.tasks.iter_mut().find(|(i, _)| *i == id));
+        match entry {
+            Some((_, waker)) => {
+                if !waker.will_wake(cx.waker()) {
+                    *waker = cx.waker().clone();
+                }
+            }
+            None => {
+                // First wait, or woken since (a wake takes every registration).
+                let id = list.next_id;
+                list.next_id = list.next_id.wrapping_add(1);
+                list.tasks.push((id, cx.waker().clone()));
+                *reg = Some(id);
+            }
+        }
+    }
+    // Registered before the nudge: a permit it frees wakes this task.
+    c.nudge();
+    Poll::Pending
+}
+
+/// One poll of an async send of `slot`'s element.
+fn poll_send<C: Channel>(
+    c: &C,
+    cx: &mut Context<'_>,
+    slot: &mut Option<C::Item>,
+    reg: &mut Option<u64>,
+) -> Poll<Result<(), SendError<C::Item>>> {
+    let Some(item) = slot.take() else {
+        return Poll::Ready(Ok(())); // polled after completion
+    };
+    let item = match c.try_send(item) {
+        Ok(()) => return Poll::Ready(Ok(())),
+        Err(TrySendError::Closed(x)) => return Poll::Ready(Err(SendError(x))),
+        Err(TrySendError::Full(x)) => x,
+    };
+    match poll_permit(c, cx, reg) {
+        Poll::Ready(true) => Poll::Ready(c.send_permitted(item).map_err(SendError)),
+        Poll::Ready(false) => Poll::Ready(Err(SendError(item))),
+        Poll::Pending => {
+            *slot = Some(item);
+            Poll::Pending
+        }
+    }
+}
+
+/// A sender handle over channel `C`: everything of the producer API that does not depend on
+/// the channel. [`FanoutSender`](crate::fanout::FanoutSender) and
+/// [`PushSender`](crate::source::PushSender) wrap one each.
+pub(crate) struct Inlet<C: Channel> {
+    chan: Arc<C>,
+    /// This handle holds a permit from a `Sink::poll_ready`.
+    reserved: bool,
+    /// The `Sink`'s registration while `poll_ready` waits.
+    registration: Option<u64>,
+    _item: PhantomData<fn(C::Item)>,
+}
+
+impl<C: Channel> Inlet<C> {
+    /// The first handle of `chan` (whose sender count starts at 1).
+    pub(crate) fn new(chan: Arc<C>) -> Self {
+        Inlet {
+            chan,
+            reserved: false,
+            registration: None,
+            _item: PhantomData,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn try_send(&self, item: C::Item) -> Result<(), TrySendError<C::Item>> {
+        self.chan.try_send(item)
+    }
+
+    pub(crate) async fn send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
+        let mut slot = Some(item);
+        let mut reg = Registration {
+            waiters: self.chan.waiters(),
+            id: None,
+        };
+        std::future::poll_fn(|cx| poll_send(&*self.chan, cx, &mut slot, &mut reg.id)).await
+    }
+
+    pub(crate) fn blocking_send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
+        let item = match self.chan.try_send(item) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Closed(x)) => return Err(SendError(x)),
+            Err(TrySendError::Full(x)) => x,
+        };
+        if !wait_permit_blocking(&*self.chan) {
+            return Err(SendError(item));
+        }
+        self.chan.send_permitted(item).map_err(SendError)
+    }
+
+    pub(crate) fn complete(&self) {
+        self.chan.end(Ok(()));
+    }
+
+    pub(crate) fn fail(&self, error: Error) {
+        self.chan.end(Err(error));
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.chan.room().is_shut()
+    }
+
+    /// Gives back an unused reservation.
+    fn unreserve(&mut self) {
+        if std::mem::take(&mut self.reserved) && self.chan.room().add(1) {
+            self.chan.waiters().wake_all();
+        }
+    }
+
+    pub(crate) fn poll_ready(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SinkError<C::Item>>> {
+        if self.reserved {
+            if self.chan.room().is_shut() {
+                self.reserved = false;
+                return Poll::Ready(Err(SinkError::Closed(None)));
+            }
+            return Poll::Ready(Ok(()));
+        }
+        match poll_permit(&*self.chan, cx, &mut self.registration) {
+            Poll::Ready(true) => {
+                self.reserved = true;
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(false) => Poll::Ready(Err(SinkError::Closed(None))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    pub(crate) fn start_send(&mut self, item: C::Item) -> Result<(), SinkError<C::Item>> {
+        if std::mem::take(&mut self.reserved) {
+            return self
+                .chan
+                .send_permitted(item)
+                .map_err(|x| SinkError::Closed(Some(x)));
+        }
+        match self.chan.try_send(item) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(x)) => Err(SinkError::NotReady(x)),
+            Err(TrySendError::Closed(x)) => Err(SinkError::Closed(Some(x))),
+        }
+    }
+
+    pub(crate) fn poll_flush(&mut self) -> Poll<Result<(), SinkError<C::Item>>> {
+        Poll::Ready(Ok(()))
+    }
+
+    pub(crate) fn poll_close(&mut self) -> Poll<Result<(), SinkError<C::Item>>> {
+        self.unreserve();
+        self.complete();
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<C: Channel> Clone for Inlet<C> {
+    fn clone(&self) -> Self {
+        self.chan.senders().fetch_add(1, Ordering::AcqRel);
+        Inlet::new(self.chan.clone())
+    }
+}
+
+impl<C: Channel> Drop for Inlet<C> {
+    fn drop(&mut self) {
+        self.unreserve();
+        if let Some(id) = self.registration.take() {
+            self.chan.waiters().withdraw(id);
+        }
+        if crate::loom::thread::panicking() {
+            // A panicking producer is never a clean end, whoever else still sends.
+            self.chan.end(Err(ProducerError::Panicked.into()));
+        }
+        if self.chan.senders().fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.chan.end(Err(ProducerError::Dropped.into()));
+        }
+    }
+}
+
+/// Implements the producer API's [`futures::Sink`] for a sender type `$sender<T>` (with the
+/// bounds `$bounds` on `T`) whose `inner` field is an [`Inlet`].
+macro_rules! sink_via_inlet {
+    ($sender:ident, $($bounds:tt)+) => {
+        impl<T: $($bounds)+> futures::Sink<T> for $sender<T> {
+            type Error = crate::producer::SinkError<T>;
+
+            fn poll_ready(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), Self::Error>> {
+                self.get_mut().inner.poll_ready(cx)
+            }
+
+            fn start_send(self: std::pin::Pin<&mut Self>, item: T) -> Result<(), Self::Error> {
+                self.get_mut().inner.start_send(item)
+            }
+
+            fn poll_flush(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), Self::Error>> {
+                self.get_mut().inner.poll_flush()
+            }
+
+            fn poll_close(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), Self::Error>> {
+                self.get_mut().inner.poll_close()
+            }
+        }
+    };
+}
+pub(crate) use sink_via_inlet;
