@@ -41,3 +41,6 @@ pub mod producer;
 pub mod serial;
 pub mod source;
 pub mod subscriber;
+
+pub use flow::{BoxFlow, Flow, FlowPublisher};
+pub use island::Runtime;
