@@ -10,7 +10,7 @@
 //! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
 //! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
 //! | [`boundary`] | batching async boundaries between islands; the boundary subscriber (an island's input side) |
-//! | [`producer`] | the one producer API of the fanout channel and the push source: `try_send`, `send(..).await`, `blocking_send`, `complete`, `fail`, a `Sink`; their errors |
+//! | producer API | the one producer API of the fanout channel and the push source: `try_send`, `send(..).await`, `blocking_send`, `complete`, `fail`, a `Sink`; their errors |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
@@ -37,10 +37,11 @@ pub mod island;
 pub mod loom;
 pub mod panics;
 pub mod processor;
-pub mod producer;
+mod producer;
 pub mod serial;
 pub mod source;
 pub mod subscriber;
 
 pub use flow::{BoxFlow, Flow, FlowPublisher};
 pub use island::Runtime;
+pub use producer::{ProducerError, SendError, SinkError, TrySendError};

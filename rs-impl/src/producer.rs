@@ -35,7 +35,7 @@
 //!
 //! ```
 //! use rs_api::Publisher;
-//! use rs_impl::producer::TrySendError;
+//! use rs_impl::TrySendError;
 //! use rs_impl::subscriber::{collect, RequestStrategy};
 //!
 //! let (tx, publisher) = rs_impl::source::push::<u32>(1);
@@ -66,7 +66,7 @@ use crate::loom::sync::{Condvar, Mutex};
 /// # Examples
 ///
 /// ```
-/// use rs_impl::producer::TrySendError;
+/// use rs_impl::TrySendError;
 /// let (tx, _publisher) = rs_impl::fanout::channel::<u8>(1);
 /// tx.try_send(1).unwrap();
 /// let e = tx.try_send(2).unwrap_err();
@@ -87,7 +87,7 @@ impl<T> TrySendError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(rs_impl::producer::TrySendError::Full(3).into_inner(), 3);
+    /// assert_eq!(rs_impl::TrySendError::Full(3).into_inner(), 3);
     /// ```
     pub fn into_inner(self) -> T {
         match self {
@@ -100,7 +100,7 @@ impl<T> TrySendError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(rs_impl::producer::TrySendError::Full(()).is_full());
+    /// assert!(rs_impl::TrySendError::Full(()).is_full());
     /// ```
     pub fn is_full(&self) -> bool {
         matches!(self, TrySendError::Full(_))
@@ -111,7 +111,7 @@ impl<T> TrySendError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(rs_impl::producer::TrySendError::Closed(()).is_closed());
+    /// assert!(rs_impl::TrySendError::Closed(()).is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, TrySendError::Closed(_))
@@ -162,7 +162,7 @@ impl<T> SendError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(rs_impl::producer::SendError(5).into_inner(), 5);
+    /// assert_eq!(rs_impl::SendError(5).into_inner(), 5);
     /// ```
     pub fn into_inner(self) -> T {
         self.0
@@ -189,7 +189,7 @@ impl<T> std::error::Error for SendError<T> {}
 ///
 /// ```
 /// use futures::SinkExt;
-/// use rs_impl::producer::SinkError;
+/// use rs_impl::SinkError;
 /// let (mut tx, publisher) = rs_impl::fanout::channel::<u8>(4);
 /// drop(publisher); // closes the channel
 /// // The `Sink`'s `send` (the sender's own `send` is the inherent async method).
@@ -212,7 +212,7 @@ impl<T> SinkError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(rs_impl::producer::SinkError::NotReady(4).into_inner(), Some(4));
+    /// assert_eq!(rs_impl::SinkError::NotReady(4).into_inner(), Some(4));
     /// ```
     pub fn into_inner(self) -> Option<T> {
         match self {
@@ -251,7 +251,7 @@ impl<T> std::error::Error for SinkError<T> {}
 ///
 /// ```
 /// use rs_api::Publisher;
-/// use rs_impl::producer::ProducerError;
+/// use rs_impl::ProducerError;
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 /// let (tx, publisher) = rs_impl::fanout::channel::<u8>(4);
 /// let (s, result) = collect(RequestStrategy::Unbounded);

@@ -22,9 +22,9 @@ use rs_impl::compat::{
     stream_subscriber, to_stream, AsyncSubscriber, CompatError, PublisherCompat,
 };
 use rs_impl::island::Runtime;
-use rs_impl::producer::{ProducerError, TrySendError};
 use rs_impl::source::{self, push, Pull, Pulled};
 use rs_impl::subscriber::{collect, for_each, Cancelled, RequestStrategy};
+use rs_impl::{ProducerError, TrySendError};
 
 // ----- support ---------------------------------------------------------------------------------
 

@@ -23,9 +23,9 @@ use rs_api::{
 use rs_impl::fanout::{
     self, FanoutConfig, FanoutError, FanoutProcessor, LastSubscriberPolicy, TimeoutMode,
 };
-use rs_impl::producer::{ProducerError, TrySendError};
 use rs_impl::source;
 use rs_impl::subscriber::{collect, RequestStrategy};
+use rs_impl::{ProducerError, TrySendError};
 use support::{quiet_deliberate_panics, Manual};
 
 // ----- helpers -------------------------------------------------------------------------------

@@ -1094,9 +1094,9 @@ mod push_sender {
 
     use futures::{Sink, SinkExt};
     use rs_api::{Error, Publisher};
-    use rs_impl::producer::{ProducerError, SinkError, TrySendError};
     use rs_impl::source::push;
     use rs_impl::subscriber::{collect, RequestStrategy};
+    use rs_impl::{ProducerError, SinkError, TrySendError};
 
     #[derive(Default)]
     struct Count(AtomicU64);

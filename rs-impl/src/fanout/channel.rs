@@ -29,7 +29,7 @@ use crate::producer::{self, Inlet, SendError, TrySendError};
 /// ```
 /// use rs_api::Publisher;
 /// use rs_impl::fanout;
-/// use rs_impl::producer::TrySendError;
+/// use rs_impl::TrySendError;
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
 /// let (tx, publisher) = fanout::channel::<u32>(2);
@@ -128,7 +128,7 @@ impl<T: Clone + Send + 'static> Publisher<T> for FanoutPublisher<T> {
     }
 }
 
-/// The sending half of a [`channel`]: the [producer API](crate::producer) (`try_send`,
+/// The sending half of a [`channel`]: the producer API (shared with the [fanout](crate::fanout) and the [push source](crate::source::push): errors [`TrySendError`](crate::TrySendError), [`SendError`](crate::SendError)) (`try_send`,
 /// `send(..).await`, `blocking_send`, `complete`, `fail`, a [`futures::Sink`]).
 ///
 /// A cheap `Clone` handle, `Send` and `Sync`: every clone sends into the same fanout, and
@@ -137,9 +137,9 @@ impl<T: Clone + Send + 'static> Publisher<T> for FanoutPublisher<T> {
 /// thread, unless another thread is draining at that moment (then that thread delivers it).
 ///
 /// Dropping the last handle without [`complete`](Self::complete) or [`fail`](Self::fail)
-/// fails the stream with [`ProducerError::Dropped`](crate::producer::ProducerError::Dropped),
+/// fails the stream with [`ProducerError::Dropped`](crate::ProducerError::Dropped),
 /// and dropping any handle while its thread panics fails it with
-/// [`ProducerError::Panicked`](crate::producer::ProducerError::Panicked): subscribers never
+/// [`ProducerError::Panicked`](crate::ProducerError::Panicked): subscribers never
 /// mistake a vanished or crashed producer for the end.
 ///
 /// Do not block on a send from inside one of this fanout's subscribers: the space it waits for

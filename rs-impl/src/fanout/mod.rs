@@ -54,7 +54,7 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`channel`], [`channel_with`] | a producer handle ([`FanoutSender`]: the [producer API](crate::producer)) and a [`FanoutPublisher`] |
+//! | [`channel`], [`channel_with`] | a producer handle ([`FanoutSender`]: the producer API (shared with the [fanout](crate::fanout) and the [push source](crate::source::push): errors [`TrySendError`](crate::TrySendError), [`SendError`](crate::SendError))) and a [`FanoutPublisher`] |
 //! | [`FanoutProcessor`] | a `Processor<T, T>`: subscribe it to any upstream publisher, subscribe any number of subscribers to it |
 //! | [`FanoutConfig`] | the capacity, optional growth, the [`LastSubscriberPolicy`], an optional subscription timeout ([`TimeoutMode`]) |
 //! | [`FanoutError`] | why the fanout ended a subscriber that did nothing wrong |
@@ -81,7 +81,7 @@
 //! thread, subscribe it through an island:
 //! `Flow::from_shared_publisher(Arc::new(fanout_publisher), 1024)` (any stages)
 //! `.into_publisher(&runtime)`, then subscribe the slow subscriber to that
-//! [`FlowPublisher`](crate::island::FlowPublisher). The island's input side requests its
+//! [`FlowPublisher`](crate::flow::FlowPublisher). The island's input side requests its
 //! buffer's size up front and half of it again each time half was taken, queues what it
 //! receives, and the island runs the subscriber's `on_next` on a worker of the
 //! [`Runtime`](crate::island::Runtime). Give it a buffer of hundreds of elements (the
@@ -90,7 +90,7 @@
 //! more than the work moved off the producer's thread (the `fanout-slow` benchmark in
 //! `docs/benchmarks.md` measures both arrangements and both buffer sizes). A
 //! [`BoundarySubscriber`](crate::boundary::BoundarySubscriber) with
-//! [`Flow::from_boundary`](crate::island::Flow::from_boundary) does the same with a ring of a
+//! [`Flow::from_boundary`](crate::flow::Flow::from_boundary) does the same with a ring of a
 //! chosen size. The fanout needs nothing special for it: each visit hands such a subscriber
 //! every element its demand allows in one run, and its cursor moves once. The fast
 //! subscribers then pay only the slow one's hold on the buffer (it may lag by the fanout's

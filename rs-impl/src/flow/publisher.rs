@@ -14,7 +14,7 @@ use crate::panics as report;
 /// A blueprint that could not be materialised: the error, and the subscriber given back (not
 /// yet subscribed to anything).
 pub struct NotBuilt<T> {
-    /// The subscriber handed to [`Flow::into_island`].
+    /// The subscriber handed to [`Flow::into_island`](crate::flow::Flow::into_island).
     pub subscriber: BoxSubscriber<T>,
     /// Why the island could not be built.
     pub error: Error,
@@ -78,9 +78,9 @@ pub(crate) fn refuse<T>(mut subscriber: BoxSubscriber<T>, error: Error) {
     report::drop_guarded(subscriber);
 }
 
-/// A publisher running a [`Flow`] on a [`Runtime`]: each `subscribe` materialises the
+/// A publisher running a [`Flow`](crate::flow::Flow) on a [`Runtime`]: each `subscribe` materialises the
 /// blueprint afresh (its own islands, its own upstream subscription) and spawns it. See
-/// [`Flow`] for the contract.
+/// [`Flow`](crate::flow::Flow) for the contract.
 #[must_use = "a publisher does nothing until it is subscribed to"]
 pub struct FlowPublisher<T> {
     plan: StdArc<dyn Blueprint<T>>,

@@ -65,7 +65,7 @@ impl Build {
     }
 }
 
-/// The type of a [`Flow`](super::Flow)'s blueprint (see the [module docs](self)):
+/// The type of a [`Flow`](super::Flow)'s blueprint (the blueprint types nest like iterator adapters, and a flow is materialised from its end):
 /// implemented by this crate's blueprint types only.
 ///
 /// Name it in your signatures as `Flow<impl Shape<Out = T>>`, or erase it with

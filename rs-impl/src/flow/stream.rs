@@ -17,7 +17,7 @@ pub type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Error>> + Send>>;
 /// the stream), polled on the island with a waker that posts to the stage: a stream that is
 /// not ready leaves the island free until it wakes.
 ///
-/// It polls **one ahead** (like [`IterSource`]), so that a finished or failed stream ends
+/// It polls **one ahead** (like [`IterSource`](crate::flow::IterSource)), so that a finished or failed stream ends
 /// without waiting for a pull that would only find the end (rules 1.2, 1.4, 1.5): right
 /// away, and again after each push. The bound: at most one element held, the one that look
 /// found, until the next pull. A panic in the stream fails it with

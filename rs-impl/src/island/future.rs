@@ -122,7 +122,7 @@ impl Island {
     }
 
     /// Runs every stage's `pre_start` now, on the calling thread (otherwise the first `poll`
-    /// does). [`FlowPublisher`](super::FlowPublisher) does this in `subscribe`, so that the
+    /// does). [`FlowPublisher`](crate::flow::FlowPublisher) does this in `subscribe`, so that the
     /// subscriber has its `on_subscribe` before `subscribe` returns; a request made in it is
     /// only posted, and runs on the island.
     ///

@@ -31,8 +31,8 @@
 //!
 //! | item | what |
 //! |---|---|
-//! | [`Stage`], [`Ctx`], [`Inlet`], [`Outlet`], [`Ports`] | the stage API (module [`stage`]) |
-//! | [`GraphBuilder`], [`Interpreter`] | wiring stages into a graph; the interpreter (module [`interpreter`]) |
+//! | [`Stage`], [`Ctx`], [`Inlet`], [`Outlet`], [`Ports`] | the stage API  |
+//! | [`GraphBuilder`], [`Interpreter`] | wiring stages into a graph; the interpreter  |
 //! | [`stages`] | a collecting sink for tests and examples |
 //! | [`Island`] | the interpreter as a future |
 //! | [`Notifier`] | how the outside posts to a stage of a running island |
@@ -57,11 +57,11 @@
 //! ```
 
 mod future;
-pub mod interpreter;
+mod interpreter;
 mod mailbox;
 mod port;
 mod runtime;
-pub mod stage;
+mod stage;
 pub mod stages;
 
 pub use future::{Island, IslandStats, DEFAULT_BUDGET};

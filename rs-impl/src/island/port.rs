@@ -79,7 +79,7 @@ macro_rules! port_impls {
 port_impls!(Inlet);
 port_impls!(Outlet);
 
-/// How an island's run ends (see [`Stage::on_park`]).
+/// How an island's run ends (see [`Stage::on_park`](crate::island::Stage::on_park)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunEnd {
     /// Nothing is left to do: the island parks until something posts to it.
@@ -88,7 +88,7 @@ pub enum RunEnd {
     Yield,
 }
 
-/// Where a stage declares its ports (see [`Stage::ports`]).
+/// Where a stage declares its ports (see [`Stage::ports`](crate::island::Stage::ports)).
 #[derive(Debug, Default)]
 pub struct Ports {
     pub(crate) inlets: Vec<u32>,
@@ -100,7 +100,7 @@ impl Ports {
     ///
     /// # Examples
     ///
-    /// See the [module example](self).
+    /// See the example of [`Stage`](crate::island::Stage).
     pub fn inlet<T>(&mut self, inlet: Inlet<T>) -> &mut Self {
         self.inlets.push(inlet.id);
         self
@@ -110,7 +110,7 @@ impl Ports {
     ///
     /// # Examples
     ///
-    /// See the [module example](self).
+    /// See the example of [`Stage`](crate::island::Stage).
     pub fn outlet<T>(&mut self, outlet: Outlet<T>) -> &mut Self {
         self.outlets.push(outlet.id);
         self

@@ -26,8 +26,8 @@ pub enum RuntimeError {
 ///
 /// * [`Runtime::new`] / [`Runtime::with_threads`]: futures' `ThreadPool` (cargo feature
 ///   `thread-pool`, on by default), one thread per available core by default;
-/// * [`Runtime::tokio`] (cargo feature `tokio`): a tokio runtime's handle, also as
-///   `Runtime::from(handle)`; [`Runtime::tokio_current`] for the runtime the caller runs on;
+/// * `Runtime::tokio` (cargo feature `tokio`): a tokio runtime's handle, also as
+///   `Runtime::from(handle)`; `Runtime::tokio_current` for the runtime the caller runs on;
 /// * [`Runtime::from_spawn`]: any [`futures::task::Spawn`] (a `LocalPool`'s spawner, a
 ///   `ThreadPool` of your own);
 /// * [`Runtime::from_spawner`]: any executor, given how to spawn a boxed `Send` future;

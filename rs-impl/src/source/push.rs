@@ -350,7 +350,7 @@ impl<T: Send + 'static> Subscription for Shared<T> {
 ///   `capacity + requested` elements have been sent in all: at most `capacity` elements ever
 ///   wait for a request. So with **capacity 0 the sender waits for demand** (it may run ahead
 ///   exactly as far as the subscriber asked, and no further). Nothing else is buffered.
-/// * **Sending** is the [producer API](crate::producer): [`PushSender::try_send`] never
+/// * **Sending** is the producer API (shared with the [fanout](crate::fanout) and the [push source](crate::source::push): errors [`TrySendError`](crate::TrySendError), [`SendError`](crate::SendError)): [`PushSender::try_send`] never
 ///   waits ([`TrySendError::Full`] when there is no room); [`PushSender::send`] waits without
 ///   blocking the thread; [`PushSender::blocking_send`] blocks the thread; the sender is a
 ///   [`futures::Sink`]. Each fails with the element given back once the stream is over
@@ -368,9 +368,9 @@ impl<T: Send + 'static> Subscription for Shared<T> {
 /// * **End.** [`PushSender::complete`] / [`PushSender::fail`] end the stream after the
 ///   queued elements (the terminal signal needs no demand once the queue is empty). Dropping
 ///   every sender without either fails the stream with
-///   [`ProducerError::Dropped`](crate::producer::ProducerError::Dropped); dropping one while
+///   [`ProducerError::Dropped`](crate::ProducerError::Dropped); dropping one while
 ///   its thread panics fails it with
-///   [`ProducerError::Panicked`](crate::producer::ProducerError::Panicked) (never a silent
+///   [`ProducerError::Panicked`](crate::ProducerError::Panicked) (never a silent
 ///   truncation). A send racing the end from another clone is either delivered before the
 ///   terminal signal or handed back: never accepted and then dropped.
 /// * **Cancel** (3.13): the subscriber, the queue and its elements are dropped at once; every
@@ -402,7 +402,7 @@ impl<T: Send + 'static> Subscription for Shared<T> {
 ///
 /// ```
 /// use rs_api::Publisher;
-/// use rs_impl::producer::TrySendError;
+/// use rs_impl::TrySendError;
 /// use rs_impl::source::push;
 /// use rs_impl::subscriber::{collect, RequestStrategy};
 ///
@@ -492,14 +492,14 @@ impl<T> Drop for PushPublisher<T> {
     }
 }
 
-/// The sending half of a [`push`] source: the [producer API](crate::producer) (`try_send`,
+/// The sending half of a [`push`] source: the producer API (shared with the [fanout](crate::fanout) and the [push source](crate::source::push): errors [`TrySendError`](crate::TrySendError), [`SendError`](crate::SendError)) (`try_send`,
 /// `send(..).await`, `blocking_send`, `complete`, `fail`, a [`futures::Sink`]).
 ///
 /// A cheap `Clone` handle, `Send` and `Sync`: every clone sends into the same source. Dropping
 /// the last one without [`complete`](Self::complete) or [`fail`](Self::fail) fails the stream
-/// with [`ProducerError::Dropped`](crate::producer::ProducerError::Dropped); dropping any
+/// with [`ProducerError::Dropped`](crate::ProducerError::Dropped); dropping any
 /// while its thread panics fails it with
-/// [`ProducerError::Panicked`](crate::producer::ProducerError::Panicked).
+/// [`ProducerError::Panicked`](crate::ProducerError::Panicked).
 #[must_use = "a sender sends nothing unless used; dropping the last one without complete fails the stream"]
 pub struct PushSender<T: Send + 'static> {
     inner: Inlet<Shared<T>>,

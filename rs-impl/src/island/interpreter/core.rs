@@ -86,7 +86,7 @@ pub struct Stats {
     pub dequeued: u64,
     /// Pushes and pulls processed by chasing (no enqueue, no dequeue).
     pub chased: u64,
-    /// Asynchronous inputs run ([`Interpreter::run_async_input`]).
+    /// Asynchronous inputs run ([`Interpreter::run_async_input`](crate::island::Interpreter::run_async_input)).
     pub async_inputs: u64,
     /// Stages looked at by the finalisation logic (fast path and scans).
     pub finalisation_visits: u64,
@@ -127,7 +127,7 @@ pub(crate) struct Core {
     pub(crate) mailbox: Arc<Mailbox>,
     pub(super) stats: Stats,
     pub(super) names: Vec<&'static str>,
-    /// Stages whose [`Stage::on_park`] runs when the island's run ends, in registration order.
+    /// Stages whose [`Stage::on_park`](crate::island::Stage::on_park) runs when the island's run ends, in registration order.
     pub(super) park_hooks: Vec<u32>,
     /// Per stage: in `park_hooks`.
     pub(super) hooked: Vec<bool>,
@@ -163,7 +163,7 @@ impl Drop for DropSlot {
 
 /// The context a handler gets: its ports, its stage, the island.
 ///
-/// See the [stage module](super::stage) for what each operation means; the rules are Pekko's
+/// See the [stage module](crate::island::Stage) for what each operation means; the rules are Pekko's
 /// `GraphStageLogic` rules. Misuse — pushing twice or before a pull, pulling twice or a closed
 /// port, grabbing an empty port, a port of another element type — fails the stage with
 /// [`IslandError::PortMisuse`], never anything worse.
@@ -546,7 +546,7 @@ impl<'a> Ctx<'a> {
         self.core.set_keep_going(s, enabled);
     }
 
-    /// Asks for this stage's [`on_park`](Stage::on_park) to run each time the island's run
+    /// Asks for this stage's [`on_park`](crate::island::Stage::on_park) to run each time the island's run
     /// ends (before it parks or yields), from now until the stage is finalised. A stage that
     /// batches its output flushes there: the island is about to stop running, so whatever it
     /// produced in this run must leave now. Calling it again does nothing.
@@ -593,7 +593,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// A handle through which any thread can post to this stage: its
-    /// [`on_async_input`](Stage::on_async_input) then runs on the island.
+    /// [`on_async_input`](crate::island::Stage::on_async_input) then runs on the island.
     ///
     /// # Examples
     ///

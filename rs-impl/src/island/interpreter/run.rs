@@ -20,8 +20,8 @@ use crate::panics as report;
 
 /// The interpreter of one island: runs its stages' handlers for the events on their ports.
 ///
-/// See the [module documentation](self) for the model. Single-threaded: it is driven by one
-/// caller at a time (an [`Island`](super::Island) on an executor, or a test), and is `Send`.
+/// See the [`island` module docs](crate::island) for the model. Single-threaded: it is driven by one
+/// caller at a time (an [`Island`](crate::island::Island) on an executor, or a test), and is `Send`.
 pub struct Interpreter {
     /// The stages; a finalised stage's slot holds [`Released`] (its state was dropped).
     pub(super) logics: Stages,
@@ -75,7 +75,7 @@ impl Interpreter {
     ///
     /// # Examples
     ///
-    /// See [`GraphBuilder`].
+    /// See [`GraphBuilder`](crate::island::GraphBuilder).
     pub fn init(&mut self) {
         if self.started {
             return;
@@ -99,7 +99,7 @@ impl Interpreter {
     ///
     /// # Examples
     ///
-    /// See [`GraphBuilder`].
+    /// See [`GraphBuilder`](crate::island::GraphBuilder).
     pub fn execute(&mut self, budget: u64) -> u64 {
         self.init();
         let mut remaining = budget;
@@ -350,7 +350,7 @@ impl Interpreter {
         }
     }
 
-    /// Runs `stage`'s [`on_async_input`](Stage::on_async_input) (events from outside the
+    /// Runs `stage`'s [`on_async_input`](crate::island::Stage::on_async_input) (events from outside the
     /// island), then the finalisation check for it; the events it causes are queued (never
     /// chased) for the next [`execute`](Self::execute).
     ///
@@ -386,7 +386,7 @@ impl Interpreter {
         }
     }
 
-    /// Runs [`Stage::on_park`] of every stage that asked for it (with
+    /// Runs [`Stage::on_park`](crate::island::Stage::on_park) of every stage that asked for it (with
     /// [`Ctx::call_on_park`]) and is not finalised, in the order they asked; the island does
     /// this when its run ends. A panic there fails that stage. Events the hooks cause are
     /// queued for the next [`execute`](Self::execute) (an island runs again instead of parking
@@ -434,7 +434,7 @@ impl Interpreter {
     ///
     /// # Examples
     ///
-    /// See [`GraphBuilder`].
+    /// See [`GraphBuilder`](crate::island::GraphBuilder).
     pub fn is_completed(&self) -> bool {
         self.core.running == 0
     }
