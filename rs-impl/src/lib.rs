@@ -9,6 +9,7 @@
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
 //! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
+//! | `handoff` (private) | the one single-producer single-consumer hand-off under the boundary, the stream bridges and the external subscriber |
 //! | [`boundary`] | batching async boundaries between islands; the boundary subscriber (an island's input side) |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
@@ -31,6 +32,7 @@ pub mod boundary;
 pub mod compat;
 pub mod demand;
 pub mod fanout;
+mod handoff;
 pub mod island;
 pub mod loom;
 pub mod panics;

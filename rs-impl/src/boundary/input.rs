@@ -5,18 +5,27 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rs_api::Error;
 
-use super::ring::{Polled, Reader, Shared};
+use super::shared::{Producer, Shared};
 use super::subscriber::BoundarySubscriber;
+use crate::handoff::{Failure, Polled, Reader};
 use crate::island::edge::SharedPublisher;
-use crate::island::{Ctx, IslandError};
+use crate::island::{Ctx, IslandError, Notifier};
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::Arc;
 use crate::panics as report;
 
-/// A boundary's consumer end in a segment: the ring, and (for `Flow::from_publisher`) the
-/// publisher it subscribes to when the island starts.
+/// A boundary's consumer end in a segment: the ring's reader, and (for
+/// `Flow::from_publisher`) the publisher it subscribes to when the island starts.
+///
+/// The reader releases `size / 2` slots at a time and, in credit mode, grants as much: to an
+/// output side of ours by waking its island, to a foreign publisher by a request (rule 2.4
+/// guarded: see [`crate::handoff`]).
 pub(crate) struct RingIn<T> {
-    reader: Reader<T>,
+    reader: Reader<T, Notifier>,
+    shared: Arc<Shared<T>>,
     publisher: Option<SharedPublisher<T>>,
+    /// The producer arrived and the prefetch was granted.
+    prefetched: bool,
 }
 
 impl<T> fmt::Debug for RingIn<T> {
@@ -30,23 +39,28 @@ impl<T> fmt::Debug for RingIn<T> {
 impl<T: Send + 'static> RingIn<T> {
     /// The consumer end of `shared`; the caller claimed it (one consumer per boundary).
     pub(crate) fn new(shared: Arc<Shared<T>>, publisher: Option<SharedPublisher<T>>) -> Self {
+        let batch = (shared.size() / 2).max(1);
         RingIn {
-            reader: Reader::new(shared),
+            reader: Reader::new(shared.ring.clone(), batch, true),
+            shared,
             publisher,
+            prefetched: false,
         }
     }
 
     /// The ring's size.
     pub(crate) fn size(&self) -> usize {
-        self.reader.shared().size()
+        self.shared.size()
     }
 
     /// Registers with the island and subscribes to the publisher, if any (on the thread that
     /// starts the island); a panicking `subscribe` fails the segment.
     pub(crate) fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), Error> {
-        self.reader.attach(ctx.notifier());
+        let notifier = ctx.notifier();
+        self.reader.register(&notifier);
+        self.shared.control().consumer = Some(notifier);
         if let Some(publisher) = self.publisher.take() {
-            let subscriber = BoundarySubscriber::attached(self.reader.shared().clone());
+            let subscriber = BoundarySubscriber::attached(self.shared.clone());
             let r = catch_unwind(AssertUnwindSafe(|| {
                 publisher.subscribe(Box::new(subscriber));
             }));
@@ -60,9 +74,25 @@ impl<T: Send + 'static> RingIn<T> {
         Ok(())
     }
 
-    /// Acts on a new subscription or producer (prefetch).
+    /// Acts on a producer that arrived: the prefetch of the ring's size (a grant to an output
+    /// side of ours, a request to a foreign subscription, which may deliver synchronously).
+    /// Nothing to do once prefetched: a later subscription is refused at the door (rule 2.5),
+    /// and no lock is taken per batch.
     pub(crate) fn refresh(&mut self) {
-        self.reader.refresh();
+        if self.prefetched || self.reader.left() {
+            return;
+        }
+        let producer = self.shared.control().producer;
+        let ready = match producer {
+            Producer::None => false,
+            Producer::Internal => true,
+            Producer::Foreign => self.reader.take_subscription(),
+        };
+        if ready {
+            self.prefetched = true;
+            let size = self.shared.size();
+            self.reader.grant(size);
+        }
     }
 
     /// The next element, or why there is none.
@@ -71,14 +101,14 @@ impl<T: Send + 'static> RingIn<T> {
         self.reader.poll()
     }
 
-    /// Waits a little, spinning, for the producer's next flush when the ring is empty and the
-    /// producer island is running on another thread: `true` if something arrived.
+    /// Before the island parks with room downstream: waits a little, spinning, for the
+    /// producer's next flush when its island is running on another thread, then parks the
+    /// ring (so that the next flush wakes this island). `true` if something arrived.
     pub(crate) fn linger(&mut self) -> bool {
         // Under loom one round (each spin is a yield to the model: the same paths, a small
-        // search); 1023 spins in all otherwise (about 12 µs on the 2-core benchmark machine,
-        // where waking a parked island through futures' pool costs tens of microseconds: the
-        // `boundary` scenario at K = 1 on the default runtime went from 54 to 69 M el/s, median
-        // of one run each, against 255 spins; K = 3, K = 10 and tokio unchanged).
+        // search); 1023 spins in all otherwise: waking a parked island through an executor
+        // costs far more than that on the machines measured (docs/benchmarks.md), and a flush
+        // that near saves both islands a park and a wake-up.
         let steps = if crate::loom::IS_LOOM { 1 } else { 10 };
         for step in 0..steps {
             for _ in 0..(1u32 << step) {
@@ -87,11 +117,19 @@ impl<T: Send + 'static> RingIn<T> {
             if self.reader.has_published() {
                 return true;
             }
-            if !self.reader.producer_running() {
-                return false;
+            if !self.producer_running() {
+                break;
             }
         }
-        false
+        !self.reader.park()
+    }
+
+    /// Whether the producer is an island being polled right now (so a flush may be near).
+    fn producer_running(&mut self) -> bool {
+        if self.reader.has_subscription() || self.reader.left() {
+            return false;
+        }
+        self.reader.writer().is_some_and(|n| n.is_running())
     }
 
     /// Whether the ring is drained and the upstream completed.
@@ -99,24 +137,30 @@ impl<T: Send + 'static> RingIn<T> {
         self.reader.at_end()
     }
 
-    /// Whether the upstream failed or overran.
+    /// Whether the upstream failed, overran or vanished (acted on at once, ahead of the
+    /// buffered input: eager).
     #[inline]
     pub(crate) fn failed(&self) -> bool {
-        self.reader.failed()
+        self.reader.failed() && !fault::active(Fault::ErrorWaitsForInput)
     }
 
     /// The upstream's error.
     pub(crate) fn error(&mut self) -> Error {
-        self.reader.error()
+        match self.reader.failure() {
+            Failure::Error(e) => e,
+            Failure::Overrun { capacity } => Error::new(IslandError::InputOverrun { capacity }),
+            Failure::Abandoned => Error::new(IslandError::Abandoned),
+        }
     }
 
     /// Cancels the upstream (drops buffered input).
     pub(crate) fn cancel(&mut self) {
-        self.reader.cancel();
+        self.reader.leave();
     }
 
-    /// The upstream's end was acted on.
+    /// The upstream's end was acted on: no more grants, the buffer is dropped; a producer
+    /// that did not end by itself (it overran) is cancelled.
     pub(crate) fn close(&mut self) {
-        self.reader.close();
+        self.reader.leave();
     }
 }

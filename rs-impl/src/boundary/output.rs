@@ -4,16 +4,18 @@ use std::fmt;
 
 use rs_api::Error;
 
-use super::ring::{Shared, Writer};
+use super::shared::Shared;
+use crate::handoff::{Bound, Writer};
 use crate::island::fused::Sent;
 use crate::island::segment::Closing;
-use crate::island::{Ctx, IslandError, RunEnd};
+use crate::island::{Ctx, IslandError, Notifier, RunEnd};
 use crate::loom::sync::Arc;
 
 /// A boundary's producer end in a segment: collects what its island produces during a run and
-/// flushes when the run ends, at its cap, and before completion or failure.
+/// flushes when the run ends, at its cap, and before completion or failure. It writes only
+/// what the input side granted (credit mode).
 pub(crate) struct RingOut<T> {
-    writer: Writer<T>,
+    writer: Writer<T, Notifier>,
 }
 
 impl<T> fmt::Debug for RingOut<T> {
@@ -28,13 +30,13 @@ impl<T: Send + 'static> RingOut<T> {
     /// The producer end of `shared` (claimed by the caller), flushing every `cap` elements.
     pub(crate) fn new(shared: Arc<Shared<T>>, cap: usize) -> Self {
         RingOut {
-            writer: Writer::new(shared, cap),
+            writer: Writer::new(shared.ring.clone(), Bound::Credit, cap),
         }
     }
 
     /// Registers the island's stage, so that grants and cancels wake it.
     pub(crate) fn start(&mut self, ctx: &mut Ctx<'_>) {
-        self.writer.shared().control().producer_stage = Some(ctx.notifier());
+        self.writer.register(&ctx.notifier());
     }
 
     #[inline]
@@ -54,13 +56,8 @@ impl<T: Send + 'static> RingOut<T> {
     /// Appends `x` to the batch; flushes at the cap.
     #[inline]
     pub(crate) fn push(&mut self, x: T) -> Sent {
-        match self.writer.push(x) {
-            Ok(()) => {
-                if self.writer.full() {
-                    self.writer.flush();
-                }
-                Sent::Pushed
-            }
+        match self.writer.push_batched(x) {
+            Ok(()) => Sent::Pushed,
             Err(x) => {
                 // Never beyond demand: the segment asks `room` first. Reported, not hidden.
                 drop(x);
@@ -92,6 +89,7 @@ impl<T: Send + 'static> RingOut<T> {
         }
         if self.writer.cancelled() {
             self.writer.drop_pending();
+            self.writer.end_quietly();
         } else {
             self.writer.fail(Error::new(IslandError::Abandoned));
         }

@@ -90,21 +90,17 @@
 //! ```
 
 mod async_subscriber;
-pub(crate) mod calls;
 mod iter;
 mod publisher;
-pub(crate) mod ring;
 mod sink;
-pub(crate) mod stream;
+mod stream;
 mod task;
 mod thread;
 
 use rs_api::Publisher;
 
+pub use crate::handoff::CompatError;
 pub use async_subscriber::{from_async, AsyncSubscriber};
-#[cfg(rs_loom)]
-#[doc(hidden)]
-pub use calls::break_request_guard_for_loom;
 pub use iter::{blocking_iter, BlockingIter};
 pub use publisher::{
     from_stream, from_stream_fn, from_try_stream, from_try_stream_fn, IslandSpawner,
@@ -114,48 +110,6 @@ pub use sink::sink_subscriber;
 pub use stream::{stream_subscriber, to_stream, PublisherStream, StreamSubscriber};
 pub use task::Completion;
 pub use thread::ThreadPerTask;
-
-/// The failures of the bridges themselves.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CompatError {
-    /// The publisher sent more elements than were requested (rule 1.1); the one that did not
-    /// fit was dropped and the subscription cancelled.
-    #[error(
-        "rule 1.1 violated: the publisher sent more elements than requested \
-         (the stream's buffer of {capacity} was full); upstream cancelled"
-    )]
-    Overflow {
-        /// The buffer's capacity.
-        capacity: usize,
-    },
-    /// The publisher dropped the subscriber without a terminal signal (rule 1.6 and 3.13 allow
-    /// that only after a cancel).
-    #[error("the publisher dropped the subscriber without a terminal signal")]
-    Dropped,
-    /// The executor dropped the adapter's task before the end (it shut down, or refused the
-    /// task).
-    #[error("the executor dropped the adapter's task before the end (shut down, or refused it)")]
-    TaskDropped,
-    /// The stream panicked in `poll_next`.
-    #[error("the stream panicked: {message}")]
-    StreamPanicked {
-        /// The panic's message.
-        message: String,
-    },
-    /// An async callback (or the sink) panicked; upstream was cancelled.
-    #[error("rule 2.13: the async subscriber panicked: {message}; upstream cancelled")]
-    SubscriberPanicked {
-        /// The panic's message.
-        message: String,
-    },
-}
-
-impl From<CompatError> for rs_api::Error {
-    fn from(e: CompatError) -> Self {
-        rs_api::Error::new(e)
-    }
-}
 
 /// Turns a stream's or a sink's error into the contract's [`Error`](rs_api::Error) without
 /// wrapping one that is an `Error` already (so downcasting sees the original).

@@ -42,7 +42,7 @@ use super::mailbox::Notifier;
 use super::segment::{port_terminal, Closing, Entry, SegOut, Segment};
 use super::stage::{Ctx, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 use crate::boundary::input::RingIn;
-use crate::boundary::ring::Shared;
+use crate::boundary::Shared;
 use crate::demand::Demand;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Arc;

@@ -26,7 +26,7 @@ use super::stages::{self, BoxStream};
 use super::IslandError;
 use crate::boundary::input::RingIn;
 use crate::boundary::output::RingOut;
-use crate::boundary::ring::{Producer, Shared};
+use crate::boundary::{Producer, Shared};
 use crate::boundary::{BoundaryConfig, BoundaryInput, BoundarySubscriber};
 use crate::panics as report;
 

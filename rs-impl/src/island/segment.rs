@@ -34,7 +34,7 @@ use super::mailbox::Notifier;
 use super::stage::{Ctx, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 use crate::boundary::input::RingIn;
 use crate::boundary::output::RingOut;
-use crate::boundary::ring::{broken, LoomBreak, Polled};
+use crate::handoff::Polled;
 use crate::island::edge::SubscriberOut;
 use crate::island::IslandError;
 use crate::panics as report;
@@ -530,7 +530,7 @@ impl<A: Send + 'static> Segment<A> {
         }
         match &mut self.entry {
             Entry::Ring(r) => {
-                if r.failed() && !broken(LoomBreak::ErrorWaitsForInput) {
+                if r.failed() {
                     match self.exit {
                         SegExit::Out(_) => self.upstream_failed(ctx),
                         SegExit::Port(_) => self.failing = true,
