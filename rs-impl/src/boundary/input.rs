@@ -95,15 +95,33 @@ impl<T: Send + 'static> RingIn<T> {
         }
     }
 
-    /// The next element, or why there is none.
+    /// The next element, or why there is none. An empty ring is parked before `Empty` is
+    /// returned, so that the producer's next flush wakes this island (and only then: a flush
+    /// into a ring that is being drained wakes nobody).
     #[inline]
     pub(crate) fn poll(&mut self) -> Polled<T> {
-        self.reader.poll()
+        match self.reader.poll() {
+            Polled::Empty => self.park(),
+            p => p,
+        }
     }
 
-    /// Before the island parks with room downstream: waits a little, spinning, for the
-    /// producer's next flush when its island is running on another thread, then parks the
-    /// ring (so that the next flush wakes this island). `true` if something arrived.
+    /// Parks the empty ring, unless something arrived since the last look.
+    #[cold]
+    fn park(&mut self) -> Polled<T> {
+        loop {
+            if self.reader.park() {
+                return Polled::Empty;
+            }
+            match self.reader.poll() {
+                Polled::Empty => {}
+                p => return p,
+            }
+        }
+    }
+
+    /// Waits a little, spinning, for the producer's next flush when the ring is empty and the
+    /// producer island is running on another thread: `true` if something arrived.
     pub(crate) fn linger(&mut self) -> bool {
         // Under loom one round (each spin is a yield to the model: the same paths, a small
         // search); 1023 spins in all otherwise: waking a parked island through an executor
@@ -118,10 +136,10 @@ impl<T: Send + 'static> RingIn<T> {
                 return true;
             }
             if !self.producer_running() {
-                break;
+                return false;
             }
         }
-        !self.reader.park()
+        false
     }
 
     /// Whether the producer is an island being polled right now (so a flush may be near).

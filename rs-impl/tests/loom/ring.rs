@@ -1,0 +1,189 @@
+//! The hand-off ring (`rs_impl`'s private `handoff` module) through its smallest public user,
+//! the publisher → `Stream` bridge: a ring of 1 or 2 slots, so that every slot is reused, and
+//! elements that count their live values, so that a leak or a double drop shows in every
+//! interleaving. The batching boundary's models (`boundary.rs`) run the same ring in credit
+//! mode with batched publication; these run it in free-space mode, one publication per
+//! element, with a `Waker` as the reader's wake target.
+
+use std::pin::Pin;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Waker};
+
+use futures::Stream;
+use rs_api::{Subscriber, Subscription};
+use rs_impl::compat::stream_subscriber;
+use rs_impl::loom::sync::atomic::{AtomicUsize, Ordering};
+use rs_impl::loom::sync::{Arc, Condvar, Mutex};
+use rs_impl::loom::thread;
+
+use crate::stream::Flag;
+
+/// An element that counts its live values.
+struct Tracked(u64, Arc<AtomicUsize>);
+
+impl Tracked {
+    fn new(x: u64, live: &Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::AcqRel);
+        Tracked(x, live.clone())
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let before = self.1.fetch_sub(1, Ordering::AcqRel);
+        assert!(before > 0, "an element was dropped twice");
+    }
+}
+
+/// A subscription whose requests a producer thread waits for (a blocking wait, which loom
+/// models exactly, rather than a spin).
+#[derive(Default)]
+struct Demand {
+    requested: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl Demand {
+    /// Waits until more than `sent` elements were requested.
+    fn wait_for_more_than(&self, sent: u64) {
+        let mut requested = self.requested.lock();
+        while *requested <= sent {
+            requested = self.changed.wait(requested);
+        }
+    }
+}
+
+struct DemandRef(StdArc<Demand>);
+
+impl Subscription for DemandRef {
+    fn request(&self, n: u64) {
+        *self.0.requested.lock() += n;
+        self.0.changed.notify_all();
+    }
+    fn cancel(&self) {}
+}
+
+/// No lost wake-up across the wrap, every element moved out exactly once. A stream of
+/// prefetch 1 (a ring of one slot: each element reuses the slot the previous one left) reads
+/// 3 elements that a producer thread sends as they are requested, then `on_complete`. The
+/// consumer polls again after `Pending` only when woken (like an executor), so a publication
+/// that misses the consumer's park — it parks on the state word with a read-modify-write,
+/// racing the producer's — shows as a stream that sleeps forever. In every interleaving all
+/// 3 arrive in order, then the end, and every element is dropped once.
+pub(crate) fn wraps_without_a_lost_wake_up() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let (mut producer, mut stream) = stream_subscriber::<Tracked>(1);
+    let demand = StdArc::new(Demand::default());
+    producer.on_subscribe(StdArc::new(DemandRef(demand.clone())));
+    let woken = StdArc::new(Flag::default());
+    let waker = Waker::from(woken.clone());
+    let mut cx = Context::from_waker(&waker);
+    let other = {
+        let (flag, live) = (woken.clone(), live.clone());
+        thread::spawn(move || {
+            for x in 0..3 {
+                demand.wait_for_more_than(x);
+                producer.on_next(Tracked::new(x, &live));
+            }
+            producer.on_complete();
+            drop(producer);
+            flag.all_sent.store(true, Ordering::Release);
+        })
+    };
+    let mut seen = Vec::new();
+    let mut pending = false;
+    loop {
+        if pending {
+            let (was_woken, all_sent) = woken.take();
+            if !was_woken {
+                assert!(
+                    !all_sent,
+                    "no lost wake-up: the stream returned Pending and was never woken"
+                );
+                thread::yield_now(); // an executor waiting for the wake-up
+                continue;
+            }
+        }
+        match Pin::new(&mut stream).poll_next(&mut cx) {
+            Poll::Ready(Some(Ok(t))) => {
+                seen.push(t.0);
+                pending = false;
+            }
+            Poll::Ready(Some(Err(e))) => panic!("unexpected error: {e}"),
+            Poll::Ready(None) => break,
+            Poll::Pending => pending = true,
+        }
+    }
+    other.join().unwrap();
+    drop(stream);
+    assert_eq!(seen, vec![0, 1, 2], "every element exactly once, in order");
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+/// No leak, no double drop when the consumer leaves with elements in flight. A stream of
+/// prefetch 2 (a ring of two) asks for 2; the producer thread sends both and completes while
+/// the consumer takes the first and drops the stream — before the second is published, while
+/// it sits in the ring, or after the completion. In every interleaving each element is
+/// dropped exactly once: by the consumer (taken, or left in the ring when it leaves), by the
+/// producer (sent after the leave), or by the ring, its last owner.
+pub(crate) fn leave_with_elements_in_flight() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let (mut producer, mut stream) = stream_subscriber::<Tracked>(2);
+    let demand = StdArc::new(Demand::default());
+    producer.on_subscribe(StdArc::new(DemandRef(demand.clone())));
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    // The first poll takes the subscription and requests 2.
+    assert!(Pin::new(&mut stream).poll_next(&mut cx).is_pending());
+    let other = {
+        let live = live.clone();
+        thread::spawn(move || {
+            demand.wait_for_more_than(1);
+            producer.on_next(Tracked::new(0, &live));
+            producer.on_next(Tracked::new(1, &live));
+            producer.on_complete();
+            drop(producer);
+        })
+    };
+    loop {
+        match Pin::new(&mut stream).poll_next(&mut cx) {
+            Poll::Ready(Some(Ok(t))) => {
+                assert_eq!(t.0, 0, "in order");
+                break;
+            }
+            Poll::Pending => thread::yield_now(),
+            other => panic!("unexpected {:?}", other.map(|o| o.map(|r| r.map(|t| t.0)))),
+        }
+    }
+    drop(stream); // leaves: the second element may be in the ring, on its way, or not sent
+    other.join().unwrap();
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+#[test]
+fn ring_wraps_without_a_lost_wake_up() {
+    rs_impl::loom::model(wraps_without_a_lost_wake_up);
+}
+
+#[test]
+fn ring_leave_with_elements_in_flight() {
+    rs_impl::loom::model(leave_with_elements_in_flight);
+}
+
+crate::loom_rejects!(
+    ring_model_rejects_a_park_without_the_comparison,
+    "no lost wake-up",
+    || {
+        rs_impl::loom::inject(rs_impl::loom::Fault::ReaderParksBlind);
+        wraps_without_a_lost_wake_up()
+    }
+);
+
+crate::loom_rejects!(
+    ring_model_rejects_a_leave_that_forgets_the_buffer,
+    "leaked",
+    || {
+        rs_impl::loom::inject(rs_impl::loom::Fault::CancelForgetsBuffer);
+        leave_with_elements_in_flight()
+    }
+);
