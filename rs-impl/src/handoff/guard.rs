@@ -58,7 +58,11 @@ impl InFlight {
         }
         let prev = self.state.fetch_or(REQUESTING, Ordering::AcqRel);
         if prev & ENDED != 0 {
-            self.state.fetch_and(!REQUESTING, Ordering::AcqRel);
+            // Not made: but a terminal signal may have seen the mark meanwhile and be waiting
+            // for it to go, so it is taken back as a returning request is (a bare
+            // `fetch_and` here left that signal waiting forever: found by the loom model
+            // `island_input_request_races_upstream_completion`).
+            self.unmark();
             return false;
         }
         true
@@ -69,6 +73,11 @@ impl InFlight {
         if fault::active(Fault::RequestGuard) {
             return;
         }
+        self.unmark();
+    }
+
+    /// Takes the request's mark back and wakes a terminal signal waiting for it.
+    fn unmark(&self) {
         let prev = self
             .state
             .fetch_and(!(REQUESTING | WAITING), Ordering::AcqRel);

@@ -170,13 +170,7 @@ impl<T, W: Wake> Reader<T, W> {
             return;
         }
         self.grants += 1;
-        if fault::active(Fault::GrantAfterNotify) {
-            self.announce(self.batch);
-            self.ring.release_credit(self.granted, self.grants);
-            return;
-        }
-        self.ring.release_credit(self.granted, self.grants);
-        self.announce(self.batch);
+        self.extend_credit(self.batch);
     }
 
     /// Grants `n` positions of credit (a prefetch): at most what keeps the credit within one
@@ -190,6 +184,18 @@ impl<T, W: Wake> Reader<T, W> {
         self.granted = self.granted.wrapping_add(n) & INDEX_MASK;
         if std::mem::replace(&mut self.announcing, true) {
             self.grants += 1;
+        }
+        self.extend_credit(n);
+    }
+
+    /// Stores the credit, then announces the `n` new positions (in that order: a writer woken
+    /// by the announcement must find the credit).
+    #[inline]
+    fn extend_credit(&mut self, n: usize) {
+        if fault::active(Fault::GrantAfterNotify) {
+            self.announce(n);
+            self.ring.release_credit(self.granted, self.grants);
+            return;
         }
         self.ring.release_credit(self.granted, self.grants);
         self.announce(n);

@@ -46,6 +46,8 @@ pub(crate) struct Writer<T, W: Wake> {
     bound: Bound,
     /// A terminal signal was sent (or the end was taken over by the owner).
     ended: bool,
+    /// The last publication found the reader gone: later elements are dropped at once.
+    gone: bool,
     /// Flushes that published something.
     flushes: u64,
 }
@@ -77,6 +79,7 @@ impl<T, W: Wake> Writer<T, W> {
             cap: cap.max(1),
             bound,
             ended: false,
+            gone: false,
             flushes: 0,
         }
     }
@@ -132,11 +135,11 @@ impl<T, W: Wake> Writer<T, W> {
     }
 
     /// A foreign producer's element (`on_next`): published at once; one without room is an
-    /// overrun (dropped, and [`overrun`](Self::overrun) signalled); after the end or once the
-    /// reader left it is dropped (rule 2.8).
+    /// overrun (dropped, and [`overrun`](Self::overrun) signalled); after the end, or once a
+    /// publication found the reader gone, it is dropped at once (rule 2.8).
     #[inline]
     pub(crate) fn send(&mut self, x: T) {
-        if self.ended {
+        if self.ended || self.gone {
             return;
         }
         match self.push(x) {
@@ -172,6 +175,7 @@ impl<T, W: Wake> Writer<T, W> {
             self.flushes += 1;
             self.ring.count_flushes(self.flushes);
         }
+        self.gone = prev & CANCELLED != 0;
         prev
     }
 
