@@ -135,8 +135,9 @@ impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
 ///   sooner than a park and a wake-up take, and a consumer faster than its producer would
 ///   otherwise park once per element.
 /// * **Cancel on drop:** dropping the stream before the end cancels the subscription (from the
-///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), and the buffered
-///   elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
+///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), unless the
+///   publisher's terminal signal has arrived already (then the subscription is over: rule
+///   2.4), and the buffered elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
 ///   hence serial (rule 2.7).
 /// * **Rule 2.4:** no request starts once a terminal signal has arrived, even one still
 ///   waiting in the buffer behind elements; and `on_complete` / `on_error` arriving while

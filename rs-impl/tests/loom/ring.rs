@@ -35,21 +35,45 @@ impl Drop for Tracked {
     }
 }
 
+/// What the producer thread was asked for and did.
+#[derive(Default)]
+struct Counts {
+    requested: u64,
+    /// Elements whose `on_next` returned (published).
+    sent: u64,
+    /// The producer waits for demand.
+    waiting: bool,
+}
+
 /// A subscription whose requests a producer thread waits for (a blocking wait, which loom
 /// models exactly, rather than a spin).
 #[derive(Default)]
 struct Demand {
-    requested: Mutex<u64>,
+    counts: Mutex<Counts>,
     changed: Condvar,
 }
 
 impl Demand {
-    /// Waits until more than `sent` elements were requested.
-    fn wait_for_more_than(&self, sent: u64) {
-        let mut requested = self.requested.lock();
-        while *requested <= sent {
-            requested = self.changed.wait(requested);
+    /// Waits until more was requested than sent.
+    fn wait_for_demand(&self) {
+        let mut c = self.counts.lock();
+        while c.requested <= c.sent {
+            c.waiting = true;
+            c = self.changed.wait(c);
         }
+        c.waiting = false;
+    }
+
+    /// One more `on_next` returned.
+    fn sent_one(&self) {
+        self.counts.lock().sent += 1;
+    }
+
+    /// Whether the producer waits for demand that only the consumer can make: everything it
+    /// was asked for is published, so a consumer that returned `Pending` must have been woken.
+    fn stuck(&self) -> bool {
+        let c = self.counts.lock();
+        c.waiting && c.requested <= c.sent
     }
 }
 
@@ -57,7 +81,7 @@ struct DemandRef(StdArc<Demand>);
 
 impl Subscription for DemandRef {
     fn request(&self, n: u64) {
-        *self.0.requested.lock() += n;
+        self.0.counts.lock().requested += n;
         self.0.changed.notify_all();
     }
     fn cancel(&self) {}
@@ -79,11 +103,12 @@ pub(crate) fn wraps_without_a_lost_wake_up() {
     let waker = Waker::from(woken.clone());
     let mut cx = Context::from_waker(&waker);
     let other = {
-        let (flag, live) = (woken.clone(), live.clone());
+        let (flag, live, demand) = (woken.clone(), live.clone(), demand.clone());
         thread::spawn(move || {
             for x in 0..3 {
-                demand.wait_for_more_than(x);
+                demand.wait_for_demand();
                 producer.on_next(Tracked::new(x, &live));
+                demand.sent_one();
             }
             producer.on_complete();
             drop(producer);
@@ -94,10 +119,13 @@ pub(crate) fn wraps_without_a_lost_wake_up() {
     let mut pending = false;
     loop {
         if pending {
+            // The producer's state first, then the wake-up: a wake-up made before the producer
+            // got stuck (or done) is seen.
+            let stuck = demand.stuck();
             let (was_woken, all_sent) = woken.take();
             if !was_woken {
                 assert!(
-                    !all_sent,
+                    !all_sent && !stuck,
                     "no lost wake-up: the stream returned Pending and was never woken"
                 );
                 thread::yield_now(); // an executor waiting for the wake-up
@@ -138,7 +166,7 @@ pub(crate) fn leave_with_elements_in_flight() {
     let other = {
         let live = live.clone();
         thread::spawn(move || {
-            demand.wait_for_more_than(1);
+            demand.wait_for_demand();
             producer.on_next(Tracked::new(0, &live));
             producer.on_next(Tracked::new(1, &live));
             producer.on_complete();
