@@ -99,6 +99,7 @@ mod thread;
 
 use rs_api::Publisher;
 
+pub(crate) use crate::handoff::into_error;
 pub use crate::handoff::CompatError;
 pub use async_subscriber::{from_async, AsyncSubscriber};
 pub use iter::{blocking_iter, BlockingIter};
@@ -110,26 +111,6 @@ pub use sink::sink_subscriber;
 pub use stream::{stream_subscriber, to_stream, PublisherStream, StreamSubscriber};
 pub use task::Completion;
 pub use thread::ThreadPerTask;
-
-/// Turns a stream's or a sink's error into the contract's [`Error`](rs_api::Error) without
-/// wrapping one that is an `Error` already (so downcasting sees the original).
-pub(crate) fn into_error<E>(error: E) -> rs_api::Error
-where
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let mut slot = Some(error);
-    if let Some(same) =
-        (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<rs_api::Error>>()
-    {
-        if let Some(e) = same.take() {
-            return e;
-        }
-    }
-    match slot {
-        Some(e) => rs_api::Error::new(e),
-        None => unreachable!("taken only when it is an Error"),
-    }
-}
 
 /// Compatibility methods for every publisher.
 ///

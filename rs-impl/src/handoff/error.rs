@@ -1,7 +1,8 @@
 //! [`CompatError`]: the failures of the bridges themselves — the publisher → `Stream`
 //! bridges of [`crate::compat`] and the external subscriber of [`crate::subscriber`], both
-//! built on this hand-off. It is defined here, below both (compat re-exports it), so that
-//! neither has to import the other.
+//! built on this hand-off — and [`into_error`], which turns a stream's or a sink's error into
+//! the contract's. They are defined here, below every bridge (compat re-exports them), so
+//! that no bridge has to import another's module for them.
 
 /// The failures of the bridges themselves.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,5 +43,25 @@ pub enum CompatError {
 impl From<CompatError> for rs_api::Error {
     fn from(e: CompatError) -> Self {
         rs_api::Error::new(e)
+    }
+}
+
+/// Turns a stream's or a sink's error into the contract's [`Error`](rs_api::Error) without
+/// wrapping one that is an `Error` already (so downcasting sees the original).
+pub(crate) fn into_error<E>(error: E) -> rs_api::Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut slot = Some(error);
+    if let Some(same) =
+        (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<rs_api::Error>>()
+    {
+        if let Some(e) = same.take() {
+            return e;
+        }
+    }
+    match slot {
+        Some(e) => rs_api::Error::new(e),
+        None => unreachable!("taken only when it is an Error"),
     }
 }

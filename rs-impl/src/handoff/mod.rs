@@ -37,7 +37,7 @@
 //! | `reader.rs` | [`Reader`]: the consumer's end (poll, release, grant, requests, park, leave) and [`Polled`] |
 //! | `wake.rs` | [`Wake`]: what each side registers to be woken by the other |
 //! | `guard.rs` | [`InFlight`]: the one rule-2.4 guard of the consumer's requests |
-//! | `error.rs` | [`CompatError`]: the bridges' own failures (re-exported by `compat`), which the stream bridges and the external subscriber map a [`Failure`] to |
+//! | `error.rs` | [`CompatError`]: the bridges' own failures (re-exported by `compat`), which the stream bridges and the external subscriber map a [`Failure`] to; [`into_error`] |
 
 mod error;
 mod guard;
@@ -46,6 +46,7 @@ mod ring;
 mod wake;
 mod writer;
 
+pub(crate) use error::into_error;
 pub use error::CompatError;
 pub(crate) use guard::InFlight;
 pub(crate) use reader::{Polled, Reader};
