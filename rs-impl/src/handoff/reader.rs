@@ -5,8 +5,8 @@ use std::fmt;
 use rs_api::{Error, SubscriptionRef};
 
 use super::ring::{
-    Failure, Ring, CANCELLED, COMPLETE, DROPPED, FAILED, FLAGS, INDEX_MASK, OVERRUN, PARKED,
-    SHIFT, SUBSCRIBED,
+    Failure, Ring, CANCELLED, COMPLETE, DROPPED, FAILED, FLAGS, INDEX_MASK, OVERRUN, PARKED, SHIFT,
+    SUBSCRIBED,
 };
 use super::wake::Wake;
 use crate::loom::fault::{self, Fault};

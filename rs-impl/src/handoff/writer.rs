@@ -5,8 +5,7 @@ use std::fmt;
 use rs_api::{Error, SubscriptionRef};
 
 use super::ring::{
-    Ring, CANCELLED, COMPLETE, DROPPED, FAILED, INDEX_MASK, OVERRUN, PARKED, SHIFT,
-    SUBSCRIBED,
+    Ring, CANCELLED, COMPLETE, DROPPED, FAILED, INDEX_MASK, OVERRUN, PARKED, SHIFT, SUBSCRIBED,
 };
 use super::wake::Wake;
 use crate::loom::fault::{self, Fault};

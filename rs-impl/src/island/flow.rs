@@ -26,8 +26,8 @@ use super::stages::{self, BoxStream};
 use super::IslandError;
 use crate::boundary::input::RingIn;
 use crate::boundary::output::RingOut;
-use crate::boundary::{Producer, Shared};
 use crate::boundary::{BoundaryConfig, BoundaryInput, BoundarySubscriber};
+use crate::boundary::{Producer, Shared};
 use crate::panics as report;
 
 /// The input buffer of [`Flow::from_publisher`] (elements prefetched from the upstream).
