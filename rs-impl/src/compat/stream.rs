@@ -270,39 +270,19 @@ impl<T> Unpin for PublisherStream<T> {}
 impl<T> Stream for PublisherStream<T> {
     type Item = Result<T, Error>;
 
+    #[inline]
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.ended {
-            return Poll::Ready(None);
-        }
-        loop {
-            if this.reader.has_subscription() {
-                // Rule 2.4: no request once a terminal signal has arrived (it may be waiting
-                // in the buffer behind elements not consumed yet), and a terminal signal that
-                // arrives meanwhile waits for this request to return (see `InFlight`).
-                if let Some(n) = this.demand.due() {
-                    this.reader.request(n);
-                }
-            }
-            match this.reader.poll() {
-                Polled::Item(item) => {
-                    this.demand.consumed_one();
-                    return Poll::Ready(Some(Ok(item)));
-                }
-                Polled::Complete => {
-                    this.end();
-                    return Poll::Ready(None);
-                }
-                Polled::Failed => return Poll::Ready(Some(Err(this.failed()))),
-                Polled::Empty => {}
-            }
-            if !this.reader.has_subscription() && this.reader.take_subscription() {
-                continue;
-            }
-            if this.reader.wait(cx.waker(), this.demand.outstanding > 0) {
-                return Poll::Pending;
+        // The per-element path, kept small so that it inlines into the caller's loop: a
+        // request when one is due, then the next element.
+        if !this.ended && this.reader.has_subscription() {
+            this.request_due();
+            if let Polled::Item(item) = this.reader.poll() {
+                this.demand.consumed_one();
+                return Poll::Ready(Some(Ok(item)));
             }
         }
+        this.poll_slow(cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -310,6 +290,50 @@ impl<T> Stream for PublisherStream<T> {
             (0, Some(0))
         } else {
             (0, None)
+        }
+    }
+}
+
+impl<T> PublisherStream<T> {
+    /// Rule 2.4: no request once a terminal signal has arrived (it may be waiting in the
+    /// buffer behind elements not consumed yet), and a terminal signal that arrives meanwhile
+    /// waits for this request to return (see `InFlight`).
+    #[inline]
+    fn request_due(&mut self) {
+        if let Some(n) = self.demand.due() {
+            self.reader.request(n);
+        }
+    }
+
+    /// Everything but the next element: the end, the subscription, the park.
+    #[cold]
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, Error>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        loop {
+            if self.reader.has_subscription() {
+                self.request_due();
+            }
+            match self.reader.poll() {
+                Polled::Item(item) => {
+                    self.demand.consumed_one();
+                    return Poll::Ready(Some(Ok(item)));
+                }
+                Polled::Complete => {
+                    self.end();
+                    return Poll::Ready(None);
+                }
+                Polled::Failed => return Poll::Ready(Some(Err(self.failed()))),
+                Polled::Empty => {}
+            }
+            if !self.reader.has_subscription() && self.reader.take_subscription() {
+                continue;
+            }
+            if self.reader.wait(cx.waker(), self.demand.outstanding > 0) {
+                return Poll::Pending;
+            }
         }
     }
 }

@@ -47,8 +47,11 @@ pub(crate) struct Reader<T, W: Wake> {
     tail: usize,
     /// The signal bits as last read (with the tail, in one load).
     flags: usize,
-    /// Taken since the last release.
-    taken: usize,
+    /// The head at which the next release is due (every `batch` taken: one comparison per
+    /// element).
+    release_at: usize,
+    /// Releases each element (`batch` 1 without credit: the bridges), with no bookkeeping.
+    per_element: bool,
     /// Release every this many taken (at least 1).
     batch: usize,
     /// Whether releases extend the writer's credit (credit mode).
@@ -82,13 +85,15 @@ impl<T, W: Wake> Reader<T, W> {
     /// The consumer end of `ring` (one per ring: the caller makes sure), releasing every
     /// `batch` elements taken; with `credit`, each release also extends the writer's credit.
     pub(crate) fn new(ring: Arc<Ring<T, W>>, batch: usize, credit: bool) -> Self {
+        let batch = batch.max(1);
         Reader {
             ring,
             head: 0,
             tail: 0,
             flags: 0,
-            taken: 0,
-            batch: batch.max(1),
+            release_at: batch,
+            per_element: batch == 1 && !credit,
+            batch,
             credit,
             granted: 0,
             announcing: false,
@@ -133,8 +138,9 @@ impl<T, W: Wake> Reader<T, W> {
         // modulo the wrap); we are the ring's one reader (ring module docs, point 2).
         let x = unsafe { self.ring.take(self.head) };
         self.head = self.head.wrapping_add(1) & INDEX_MASK;
-        self.taken += 1;
-        if self.taken == self.batch {
+        if self.per_element {
+            self.ring.release_head(self.head);
+        } else if self.head == self.release_at {
             self.release();
         }
         Polled::Item(x)
@@ -159,7 +165,7 @@ impl<T, W: Wake> Reader<T, W> {
     /// (announced once an explicit grant opened it).
     #[inline]
     fn release(&mut self) {
-        self.taken = 0;
+        self.release_at = self.head.wrapping_add(self.batch) & INDEX_MASK;
         self.ring.release_head(self.head);
         if !self.credit {
             return;

@@ -102,6 +102,8 @@ pub(super) const SHIFT: u32 = 7;
 pub(super) const FLAGS: usize = (1 << SHIFT) - 1;
 /// Positions count modulo `INDEX_MASK + 1`.
 pub(super) const INDEX_MASK: usize = usize::MAX >> SHIFT;
+/// The flush count of a writer that publishes each element on its own: as many as published.
+pub(super) const EVERY_ELEMENT: u64 = u64::MAX;
 
 /// Why a hand-off ended other than by completion; callers map it to their own errors
 /// (`IslandError::InputOverrun`, `CompatError::Overflow`, …).
@@ -248,9 +250,14 @@ impl<T, W> Ring<T, W> {
 
     /// What went through the ring so far.
     pub(crate) fn stats(&self) -> Stats {
+        let published = (self.state.load(Ordering::Acquire) >> SHIFT) as u64;
+        let flushes = match self.flushes.load(Ordering::Relaxed) {
+            EVERY_ELEMENT => published,
+            n => n,
+        };
         Stats {
-            published: (self.state.load(Ordering::Acquire) >> SHIFT) as u64,
-            flushes: self.flushes.load(Ordering::Relaxed),
+            published,
+            flushes,
             granted: self.released.granted.load(Ordering::Acquire) as u64,
             grants: self.released.grants.load(Ordering::Relaxed),
         }

@@ -45,9 +45,9 @@ pub(crate) struct Writer<T, W: Wake> {
     bound: Bound,
     /// A terminal signal was sent (or the end was taken over by the owner).
     ended: bool,
-    /// The last publication found the reader gone: later elements are dropped at once.
-    gone: bool,
-    /// Flushes that published something.
+    /// Ended, or a publication found the reader gone: [`send`](Self::send) drops at once.
+    stopped: bool,
+    /// Flushes that published something (counted when `cap > 1`).
     flushes: u64,
 }
 
@@ -70,15 +70,21 @@ impl<T, W: Wake> Writer<T, W> {
             Bound::Space => ring.size(),
             Bound::Credit => 0,
         };
+        let cap = cap.max(1);
+        if cap == 1 {
+            // Every flush publishes exactly one element: the statistics say so instead of a
+            // count per element.
+            ring.count_flushes(super::ring::EVERY_ELEMENT);
+        }
         Writer {
             ring,
             written: 0,
             published: 0,
             limit,
-            cap: cap.max(1),
+            cap,
             bound,
             ended: false,
-            gone: false,
+            stopped: false,
             flushes: 0,
         }
     }
@@ -113,7 +119,16 @@ impl<T, W: Wake> Writer<T, W> {
     /// (nothing written).
     #[inline]
     pub(crate) fn push(&mut self, x: T) -> Result<(), T> {
-        if self.room() == 0 || self.ended {
+        if self.ended {
+            return Err(x);
+        }
+        self.write(x)
+    }
+
+    /// [`push`](Self::push) without the look at the end (the caller looked).
+    #[inline]
+    fn write(&mut self, x: T) -> Result<(), T> {
+        if self.room() == 0 {
             return Err(x);
         }
         // SAFETY: we are the ring's one writer, `written` is below a limit we acquired (`room`),
@@ -138,19 +153,34 @@ impl<T, W: Wake> Writer<T, W> {
     /// publication found the reader gone, it is dropped at once (rule 2.8).
     #[inline]
     pub(crate) fn send(&mut self, x: T) {
-        if self.ended || self.gone {
+        debug_assert_eq!(self.cap, 1, "a writer that sends flushes every element");
+        if self.stopped {
             return;
         }
-        match self.push(x) {
-            Ok(()) => {
-                self.flush();
+        if let Err(x) = self.write(x) {
+            drop(x);
+            if !self.ring.cancelled() {
+                self.overrun();
             }
-            Err(x) => {
-                drop(x);
-                if !self.ring.cancelled() {
-                    self.overrun();
-                }
-            }
+            return;
+        }
+        // `flush` for one element, with one test of the state before for both the parked and
+        // the gone reader.
+        let prev = self.ring.state.fetch_add(1 << SHIFT, Ordering::AcqRel);
+        self.published = self.written;
+        if prev & (PARKED | CANCELLED) != 0 {
+            self.after_publish(prev);
+        }
+    }
+
+    /// The state before a publication had `PARKED` or `CANCELLED`: wake the parked reader, or
+    /// stop sending to a gone one.
+    #[cold]
+    fn after_publish(&mut self, prev: usize) {
+        if prev & CANCELLED != 0 {
+            self.stopped = true;
+        } else {
+            self.ring.wake_reader(prev);
         }
     }
 
@@ -171,10 +201,11 @@ impl<T, W: Wake> Writer<T, W> {
             .fetch_add((n << SHIFT) | bits, Ordering::AcqRel);
         if n != 0 {
             self.published = self.written;
-            self.flushes += 1;
-            self.ring.count_flushes(self.flushes);
+            if self.cap > 1 {
+                self.flushes += 1;
+                self.ring.count_flushes(self.flushes);
+            }
         }
-        self.gone = prev & CANCELLED != 0;
         prev
     }
 
@@ -186,8 +217,8 @@ impl<T, W: Wake> Writer<T, W> {
             return false;
         }
         let prev = self.publish(0);
-        if prev & PARKED != 0 && prev & CANCELLED == 0 {
-            self.ring.wake_reader(prev);
+        if prev & (PARKED | CANCELLED) != 0 {
+            self.after_publish(prev);
         }
         true
     }
@@ -231,6 +262,7 @@ impl<T, W: Wake> Writer<T, W> {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
+        self.stopped = true;
         self.ring.guard.terminal();
         if fault::active(Fault::TerminalBeforeFlush) {
             self.ring.signal(COMPLETE);
@@ -247,6 +279,7 @@ impl<T, W: Wake> Writer<T, W> {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
+        self.stopped = true;
         self.ring.guard.terminal();
         if self.cancelled() {
             self.drop_pending();
@@ -263,12 +296,14 @@ impl<T, W: Wake> Writer<T, W> {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
+        self.stopped = true;
         self.end_with(OVERRUN);
     }
 
     /// Marks the end without a signal: the owner sent none on purpose (after the reader left).
     pub(crate) fn end_quietly(&mut self) {
         self.ended = true;
+        self.stopped = true;
     }
 
     /// Drops the unpublished batch in place (on cancel, or a failure after the reader left).
