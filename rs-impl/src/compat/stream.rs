@@ -259,7 +259,7 @@ impl<T> PublisherStream<T> {
             Failure::Overrun { capacity } => CompatError::Overflow { capacity }.into(),
             Failure::Abandoned => CompatError::Dropped.into(),
         };
-        // Leaving cancels an overrunning publisher, and not one that signalled its end.
+        // Leaving cancels an overrunning or vanished publisher, not one that signalled its end.
         self.end();
         error
     }

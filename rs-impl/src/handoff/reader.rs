@@ -372,7 +372,9 @@ impl<T, W: Wake> Reader<T, W> {
         };
         match self.subscription.take().or(orphan) {
             Some(s) => {
-                if prev & (COMPLETE | FAILED | DROPPED) == 0 {
+                // Over after the writer's own terminal signal (rule 2.4); otherwise cancelled,
+                // also when the writer went away without one (nothing says it is over).
+                if prev & (COMPLETE | FAILED) == 0 {
                     s.cancel();
                 }
             }

@@ -248,7 +248,7 @@ impl<T, W: Wake> Writer<T, W> {
     pub(crate) fn subscribed(&mut self, subscription: SubscriptionRef) -> Option<SubscriptionRef> {
         self.ring.put_subscription(subscription);
         let prev = self.ring.signal(SUBSCRIBED);
-        if prev & CANCELLED != 0 {
+        if prev & CANCELLED != 0 && !fault::active(Fault::HandoverIgnoresLeave) {
             // The reader's leave came first and did not see `SUBSCRIBED`: ours to cancel (or
             // it took it after all, and this finds nothing).
             return self.ring.take_subscription();

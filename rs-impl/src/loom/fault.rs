@@ -41,6 +41,8 @@ faults! {
     GrantAfterNotify,
     /// The reader parks without comparing the state it parked on with what it last saw.
     ReaderParksBlind,
+    /// The writer hands a subscription over without looking whether the reader left.
+    HandoverIgnoresLeave,
     /// The boundary's input side keeps delivering buffered input after the upstream failed.
     ErrorWaitsForInput,
     // --- the one rule-2.4 in-flight guard (`handoff::InFlight`: the boundary's input side,

@@ -3,7 +3,8 @@
 //! elements that count their live values, so that a leak or a double drop shows in every
 //! interleaving. The batching boundary's models (`boundary.rs`) run the same ring in credit
 //! mode with batched publication; these run it in free-space mode, one publication per
-//! element, with a `Waker` as the reader's wake target.
+//! element, with a `Waker` as the reader's wake target, and hand a subscription over through
+//! it.
 
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
@@ -213,5 +214,55 @@ crate::loom_rejects!(
     || {
         rs_impl::loom::inject(rs_impl::loom::Fault::CancelForgetsBuffer);
         leave_with_elements_in_flight()
+    }
+);
+
+/// A subscription that counts its cancels.
+#[derive(Default)]
+struct Cancels(AtomicUsize);
+
+struct CancelsRef(StdArc<Cancels>);
+
+impl Subscription for CancelsRef {
+    fn request(&self, _n: u64) {}
+    fn cancel(&self) {
+        self.0 .0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// Rules 3.13 and 2.5 at the hand-over: the stream is dropped on one thread while the
+/// publisher's `on_subscribe` hands the subscription over on another. Whoever comes second
+/// cancels it — the stream's leave finds it handed over and never taken, or the hand-over
+/// finds the stream gone — so in every interleaving it is cancelled exactly once.
+pub(crate) fn leave_races_the_hand_over() {
+    let (mut producer, stream) = stream_subscriber::<u64>(2);
+    let cancels = StdArc::new(Cancels::default());
+    let other = {
+        let cancels = cancels.clone();
+        thread::spawn(move || {
+            producer.on_subscribe(StdArc::new(CancelsRef(cancels)));
+            drop(producer);
+        })
+    };
+    drop(stream);
+    other.join().unwrap();
+    assert_eq!(
+        cancels.0.load(Ordering::Acquire),
+        1,
+        "rule 3.13: the subscription handed over is cancelled exactly once"
+    );
+}
+
+#[test]
+fn ring_leave_races_the_hand_over() {
+    rs_impl::loom::model(leave_races_the_hand_over);
+}
+
+crate::loom_rejects!(
+    ring_model_rejects_a_hand_over_that_ignores_the_leave,
+    "cancelled exactly once",
+    || {
+        rs_impl::loom::inject(rs_impl::loom::Fault::HandoverIgnoresLeave);
+        leave_races_the_hand_over()
     }
 );
