@@ -9,6 +9,7 @@
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
 //! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
+//! | `handoff` (private) | the one single-producer single-consumer hand-off under the boundary, the stream bridges and the external subscriber |
 //! | [`boundary`] | batching async boundaries between islands; the boundary subscriber (an island's input side) |
 //! | producer API | the one producer API of the fanout channel and the push source: `try_send`, `send(..).await`, `blocking_send`, `complete`, `fail`, a `Sink`; their errors |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
@@ -33,6 +34,7 @@ pub mod compat;
 pub mod demand;
 pub mod fanout;
 pub mod flow;
+mod handoff;
 pub mod island;
 pub mod loom;
 pub mod panics;

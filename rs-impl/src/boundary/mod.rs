@@ -6,14 +6,15 @@
 //! the [`Runtime`](crate::island::Runtime). Between them sits one **boundary**: a ring of a
 //! power-of-two size that the upstream island (the **output side**) writes into and the
 //! downstream island (the **input side**, a [`BoundarySubscriber`]) reads from. It is a
-//! single-producer single-consumer handoff: no lock and no allocation per element or per
-//! batch; one release store and one wake-up per batch.
+//! single-producer single-consumer hand-off (the crate's one hand-off ring, shared with the
+//! stream bridges): no lock and no allocation per element or per batch; one
+//! read-modify-write per batch, and a wake-up only when the downstream island waits for it.
 //!
 //! # Contract
 //!
 //! * **What crosses, and when.** The output side collects the elements its island produces
 //!   during one run of the island and **flushes** them — publishes the ring's new tail and
-//!   wakes the downstream island once — when the run ends (the island parks or yields), when
+//!   wakes the downstream island if it parked on the ring — when the run ends (the island parks or yields), when
 //!   the batch reaches its cap (half the ring), and before completion or failure. A batch of
 //!   one element is one event, a batch of many is one event. Elements and the terminal signal
 //!   keep their order, as through one FIFO per boundary.
@@ -24,7 +25,7 @@
 //! * **The downstream island parks only when the ring is empty;** the upstream island only
 //!   when it has no demand or nothing to produce. Before parking on an empty ring whose
 //!   producing island is being polled on another thread at that moment, the input side spins
-//!   briefly (1023 spin-loop hints at most, about 12 µs) for the next flush: a flush
+//!   briefly (1023 spin-loop hints at most) for the next flush: a flush
 //!   that near saves both islands a park and a wake-up through the executor (adaptive
 //!   spinning, as a mutex spins while its owner runs). It never spins for a foreign producer
 //!   or for an island that is not running.
@@ -79,16 +80,11 @@
 //! assert_eq!(got[0], 20);
 //! ```
 
-pub(crate) mod input;
-pub(crate) mod output;
-pub(crate) mod ring;
+mod shared;
 mod subscriber;
 
+pub(crate) use shared::{Producer, Shared};
 pub use subscriber::{BoundaryInput, BoundarySubscriber};
-
-#[cfg(rs_loom)]
-#[doc(hidden)]
-pub use ring::{break_for_loom, break_terminal_wait_for_loom, LoomBreak};
 
 /// What went through one boundary so far (for tests and diagnostics; see
 /// [`BoundarySubscriber::stats`]).

@@ -4,8 +4,10 @@ use std::fmt;
 
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
-use super::ring::{Producer, Shared, Writer, CANCELLED, COMPLETE, FAILED};
+use super::shared::{Producer, Shared};
 use super::BoundaryStats;
+use crate::handoff::{Bound, Writer};
+use crate::island::Notifier;
 use crate::loom::sync::Arc;
 
 /// A [`Subscriber`] that feeds an island from any [`Publisher`](rs_api::Publisher): the input
@@ -34,7 +36,10 @@ use crate::loom::sync::Arc;
 /// terminal signal (rule 2.4; a publisher that blocked `request` until a concurrent terminal
 /// signal returned would deadlock with this — rule 3.4 asks `request` not to block).
 ///
-/// A second subscription (rule 2.5), or one arriving after the island cancelled, is
+/// A publisher that drops the subscribed handle without a terminal signal (and without having
+/// been cancelled) fails the island with
+/// [`IslandError::Abandoned`](crate::island::IslandError::Abandoned) instead of leaving it
+/// waiting. A second subscription (rule 2.5), or one arriving after the island cancelled, is
 /// cancelled at once. Clones are handles on the same boundary; the first one subscribed is
 /// its producer.
 ///
@@ -58,7 +63,7 @@ use crate::loom::sync::Arc;
 pub struct BoundarySubscriber<T> {
     shared: Arc<Shared<T>>,
     /// Once this handle is the boundary's producer.
-    writer: Option<Writer<T>>,
+    writer: Option<Writer<T, Notifier>>,
 }
 
 impl<T> fmt::Debug for BoundarySubscriber<T> {
@@ -158,53 +163,42 @@ impl<T: Send + 'static> BoundarySubscriber<T> {
 
 impl<T: Send + 'static> Subscriber<T> for BoundarySubscriber<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        let accepted = self.writer.is_none() && {
+        let claimed = self.writer.is_none() && {
             let mut control = self.shared.control();
-            let ok = self.shared.claim(Producer::Foreign, &mut control);
-            if ok {
-                control.subscription = Some(subscription.clone());
-                if let Some(n) = &control.consumer {
-                    n.notify();
-                }
-            }
-            ok
+            self.shared.claim(Producer::Foreign, &mut control)
         };
-        if accepted {
-            // A foreign publisher: every element is published on its own.
-            self.writer = Some(Writer::foreign(self.shared.clone()));
-        } else {
+        if !claimed {
             subscription.cancel(); // 2.5, or the island is gone
+            return;
+        }
+        // A foreign publisher: bounded by the free space, every element published on its own.
+        let writer = self
+            .writer
+            .insert(Writer::new(self.shared.ring.clone(), Bound::Space, 1));
+        if let Some(orphan) = writer.subscribed(subscription) {
+            orphan.cancel(); // the island left meanwhile
         }
     }
 
+    #[inline]
     fn on_next(&mut self, item: T) {
-        let Some(w) = self.writer.as_mut() else {
-            return; // not subscribed (1.9 broken upstream): dropped
-        };
-        if w.ended() || self.shared.state() & CANCELLED != 0 {
-            return; // 2.8: after cancel, or after an overrun: dropped
-        }
-        match w.push(item) {
-            Ok(()) => w.flush(),
-            Err(_) => w.overrun(),
+        match self.writer.as_mut() {
+            // An overrun fails the island with `InputOverrun` (and cancels upstream); after
+            // the end or the island's cancel the element is dropped (2.8).
+            Some(w) => w.send(item),
+            None => drop(item), // not subscribed (1.9 broken upstream): dropped
         }
     }
 
     fn on_error(&mut self, error: Error) {
         if let Some(w) = self.writer.as_mut() {
-            if !w.ended() {
-                w.end();
-                self.shared.terminate(FAILED, Some(error));
-            }
+            w.fail(error);
         }
     }
 
     fn on_complete(&mut self) {
         if let Some(w) = self.writer.as_mut() {
-            if !w.ended() {
-                w.end();
-                self.shared.terminate(COMPLETE, None);
-            }
+            w.complete();
         }
     }
 }

@@ -4,11 +4,13 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use std::task::Waker;
+
 use futures::stream::{FusedStream, Stream};
 use rs_api::{Error, Publisher, Subscriber, SubscriptionRef};
 
-use super::ring::{ring, Inlet, Outlet, CLOSED, DONE, OVERFLOW, SUBSCRIBED};
 use super::CompatError;
+use crate::handoff::{Bound, Failure, Polled, Reader, Ring, Writer};
 
 /// How a stream asks for elements.
 #[derive(Debug, Clone, Copy)]
@@ -64,13 +66,14 @@ impl Prefetch {
 }
 
 /// The subscriber side of a [`PublisherStream`]: publishes what it receives into the stream's
-/// bounded buffer. Made by [`stream_subscriber`], or inside [`to_stream`].
+/// bounded buffer (the crate's hand-off ring, one element at a time). Made by
+/// [`stream_subscriber`], or inside [`to_stream`].
 ///
 /// It never calls its subscription itself (the stream does, from `poll_next` and its `Drop`,
 /// so those calls are serial: rule 2.7), except to cancel a second subscription (2.5) or one
 /// that arrives after the stream was dropped.
 pub struct StreamSubscriber<T> {
-    inlet: Inlet<T>,
+    writer: Writer<T, Waker>,
     subscribed: bool,
 }
 
@@ -78,53 +81,34 @@ impl<T> fmt::Debug for StreamSubscriber<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamSubscriber")
             .field("subscribed", &self.subscribed)
-            .field("buffer", &self.inlet.ring().capacity())
+            .field("buffer", &self.writer.ring().size())
             .finish()
-    }
-}
-
-impl<T> StreamSubscriber<T> {
-    /// A subscriber feeding `inlet` (for the other consumers of the ring, such as
-    /// [`external`](crate::subscriber::external)).
-    pub(crate) fn new(inlet: Inlet<T>) -> Self {
-        StreamSubscriber {
-            inlet,
-            subscribed: false,
-        }
-    }
-
-    /// Rule 2.5: `true` for the first subscription; any later one is cancelled here.
-    pub(crate) fn first_subscription(&mut self, subscription: &SubscriptionRef) -> bool {
-        if self.subscribed {
-            subscription.cancel();
-            return false;
-        }
-        self.subscribed = true;
-        true
     }
 }
 
 impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        if !self.first_subscription(&subscription) {
+        if std::mem::replace(&mut self.subscribed, true) {
+            subscription.cancel(); // 2.5
             return;
         }
-        if let Some(orphan) = self.inlet.subscribed(subscription) {
+        if let Some(orphan) = self.writer.subscribed(subscription) {
             orphan.cancel(); // the stream is gone already
         }
     }
 
     #[inline]
     fn on_next(&mut self, item: T) {
-        self.inlet.push(item);
+        // An element beyond the buffer (rule 1.1 broken) ends the stream with `Overflow`.
+        self.writer.send(item);
     }
 
     fn on_error(&mut self, error: Error) {
-        self.inlet.done(Some(error));
+        self.writer.fail(error);
     }
 
     fn on_complete(&mut self) {
-        self.inlet.done(None);
+        self.writer.complete();
     }
 }
 
@@ -151,8 +135,9 @@ impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
 ///   sooner than a park and a wake-up take, and a consumer faster than its producer would
 ///   otherwise park once per element.
 /// * **Cancel on drop:** dropping the stream before the end cancels the subscription (from the
-///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), and the buffered
-///   elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
+///   dropping thread; rule 3.13 then makes the publisher drop the subscriber), unless the
+///   publisher's terminal signal has arrived already (then the subscription is over: rule
+///   2.4), and the buffered elements are dropped. All calls on the subscription come from `poll_next` and `Drop`,
 ///   hence serial (rule 2.7).
 /// * **Rule 2.4:** no request starts once a terminal signal has arrived, even one still
 ///   waiting in the buffer behind elements; and `on_complete` / `on_error` arriving while
@@ -174,18 +159,17 @@ impl<T: Send> Subscriber<T> for StreamSubscriber<T> {
 /// assert_eq!(sum, 5050);
 /// ```
 pub struct PublisherStream<T> {
-    outlet: Outlet<T>,
+    /// The ring's consumer end; it holds the subscription once `on_subscribe` handed it over.
+    reader: Reader<T, Waker>,
     demand: Prefetch,
-    /// Taken from the ring after `on_subscribe`; dropped at the end.
-    subscription: Option<SubscriptionRef>,
     ended: bool,
 }
 
 impl<T> fmt::Debug for PublisherStream<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PublisherStream")
-            .field("buffer", &self.outlet.ring().capacity())
-            .field("subscribed", &self.subscription.is_some())
+            .field("buffer", &self.reader.ring().size())
+            .field("subscribed", &self.reader.has_subscription())
             .field("ended", &self.ended)
             .finish()
     }
@@ -206,13 +190,18 @@ impl<T> fmt::Debug for PublisherStream<T> {
 /// assert_eq!(items.into_iter().map(Result::unwrap).collect::<Vec<_>>(), vec![1, 2, 3]);
 /// ```
 pub fn stream_subscriber<T>(prefetch: usize) -> (StreamSubscriber<T>, PublisherStream<T>) {
-    let (inlet, outlet) = ring(prefetch);
+    let ring = Ring::new(prefetch);
     (
-        StreamSubscriber::new(inlet),
+        StreamSubscriber {
+            // A foreign publisher: bounded by the free space, each element published at once.
+            writer: Writer::new(ring.clone(), Bound::Space, 1),
+            subscribed: false,
+        },
         PublisherStream {
-            outlet,
+            // The head is released per element, so the free space the publisher sees is
+            // exact when the stream requests (its demand may reach the whole buffer).
+            reader: Reader::new(ring, 1, false),
             demand: Prefetch::new(prefetch),
-            subscription: None,
             ended: false,
         },
     )
@@ -252,46 +241,27 @@ impl<T> PublisherStream<T> {
     /// assert_eq!(stream.buffer_capacity(), 32);
     /// ```
     pub fn buffer_capacity(&self) -> usize {
-        self.outlet.ring().capacity()
+        self.reader.ring().size()
     }
 
-    /// Ends the stream: no more calls on the subscription.
+    /// Ends the stream: no more calls on the subscription (after the publisher's own end,
+    /// leaving does not cancel it).
     fn end(&mut self) {
         self.ended = true;
-        self.subscription = None;
+        self.reader.leave();
     }
 
-    /// Ends the stream and cancels the subscription.
-    fn cancel(&mut self) {
-        if let Some(s) = self.subscription.take() {
-            s.cancel();
-        }
-        self.ended = true;
-    }
-}
-
-/// How a stream whose buffer is empty ends, from the signal bits its last look saw.
-pub(crate) enum Ending {
-    /// The publisher broke rule 1.1: yield this error and cancel upstream.
-    Overflow(Error),
-    /// Over: yield the error, if any, then the end. No call on the subscription any more.
-    Done(Option<Error>),
-}
-
-impl Ending {
-    /// `None`: not over; wait.
-    pub(crate) fn of<T>(outlet: &Outlet<T>) -> Option<Ending> {
-        let flags = outlet.flags();
-        if flags & OVERFLOW != 0 {
-            let capacity = outlet.ring().capacity();
-            Some(Ending::Overflow(CompatError::Overflow { capacity }.into()))
-        } else if flags & DONE != 0 {
-            Some(Ending::Done(outlet.ring().take_error()))
-        } else if flags & CLOSED != 0 {
-            Some(Ending::Done(Some(CompatError::Dropped.into())))
-        } else {
-            None
-        }
+    /// How a stream whose buffer is drained ends when the publisher failed, overran or went
+    /// away: the item to yield (then the end).
+    fn failed(&mut self) -> Error {
+        let error = match self.reader.failure() {
+            Failure::Error(e) => e,
+            Failure::Overrun { capacity } => CompatError::Overflow { capacity }.into(),
+            Failure::Abandoned => CompatError::Dropped.into(),
+        };
+        // Leaving cancels an overrunning or vanished publisher, not one that signalled its end.
+        self.end();
+        error
     }
 }
 
@@ -300,50 +270,19 @@ impl<T> Unpin for PublisherStream<T> {}
 impl<T> Stream for PublisherStream<T> {
     type Item = Result<T, Error>;
 
+    #[inline]
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.ended {
-            return Poll::Ready(None);
-        }
-        loop {
-            if let Some(s) = &this.subscription {
-                // Rule 2.4: no request once a terminal signal has arrived (it may be waiting
-                // in the buffer behind elements not consumed yet), and a terminal signal that
-                // arrives meanwhile waits for this request to return (see `InFlight`).
-                if let Some(n) = this.demand.due() {
-                    let ring = this.outlet.ring();
-                    if ring.is_open() && ring.calls.begin() {
-                        s.request(n);
-                        ring.calls.end();
-                    }
-                }
-            }
-            if let Some(item) = this.outlet.pop() {
+        // The per-element path, kept small so that it inlines into the caller's loop: a
+        // request when one is due, then the next element.
+        if !this.ended && this.reader.has_subscription() {
+            this.request_due();
+            if let Polled::Item(item) = this.reader.poll() {
                 this.demand.consumed_one();
                 return Poll::Ready(Some(Ok(item)));
             }
-            let flags = this.outlet.flags();
-            if this.subscription.is_none() && flags & SUBSCRIBED != 0 {
-                if let Some(s) = this.outlet.ring().take_subscription() {
-                    this.subscription = Some(s);
-                    continue;
-                }
-            }
-            match Ending::of(&this.outlet) {
-                Some(Ending::Overflow(e)) => {
-                    this.cancel();
-                    return Poll::Ready(Some(Err(e)));
-                }
-                Some(Ending::Done(last)) => {
-                    this.end();
-                    return Poll::Ready(last.map(Err));
-                }
-                None => {}
-            }
-            if this.outlet.wait(cx.waker(), this.demand.outstanding > 0) {
-                return Poll::Pending;
-            }
         }
+        this.poll_slow(cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -351,6 +290,50 @@ impl<T> Stream for PublisherStream<T> {
             (0, Some(0))
         } else {
             (0, None)
+        }
+    }
+}
+
+impl<T> PublisherStream<T> {
+    /// Rule 2.4: no request once a terminal signal has arrived (it may be waiting in the
+    /// buffer behind elements not consumed yet), and a terminal signal that arrives meanwhile
+    /// waits for this request to return (see `InFlight`).
+    #[inline]
+    fn request_due(&mut self) {
+        if let Some(n) = self.demand.due() {
+            self.reader.request(n);
+        }
+    }
+
+    /// Everything but the next element: the end, the subscription, the park.
+    #[cold]
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, Error>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        loop {
+            if self.reader.has_subscription() {
+                self.request_due();
+            }
+            match self.reader.poll() {
+                Polled::Item(item) => {
+                    self.demand.consumed_one();
+                    return Poll::Ready(Some(Ok(item)));
+                }
+                Polled::Complete => {
+                    self.end();
+                    return Poll::Ready(None);
+                }
+                Polled::Failed => return Poll::Ready(Some(Err(self.failed()))),
+                Polled::Empty => {}
+            }
+            if !self.reader.has_subscription() && self.reader.take_subscription() {
+                continue;
+            }
+            if self.reader.wait(cx.waker(), self.demand.outstanding > 0) {
+                return Poll::Pending;
+            }
         }
     }
 }
@@ -363,11 +346,8 @@ impl<T> FusedStream for PublisherStream<T> {
 
 impl<T> Drop for PublisherStream<T> {
     fn drop(&mut self) {
-        if !self.ended {
-            self.cancel();
-        }
-        if let Some(orphan) = self.outlet.leave() {
-            orphan.cancel(); // subscribed, but never taken: cancel it here
-        }
+        // Before the end: cancels the subscription (taken, or handed over and never taken),
+        // unless the publisher signalled its end already; drops the buffered elements.
+        self.reader.leave();
     }
 }

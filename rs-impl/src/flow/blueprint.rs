@@ -4,8 +4,8 @@
 
 use rs_api::{BoxSubscriber, Error};
 
-use crate::boundary::output::RingOut;
-use crate::boundary::ring::Shared;
+use super::ring_out::RingOut;
+use crate::boundary::Shared;
 use crate::island::{Island, Runtime};
 use crate::loom::sync::{Arc, Mutex};
 

@@ -11,9 +11,9 @@ use super::operator::Operator;
 use super::ops::{Filter, Fold, Identity, Map, Scan, Skip, Take};
 use super::plan::Plan;
 use super::publisher::{islands_for, FlowPublisher, NotBuilt};
+use super::ring_in::SharedPublisher;
 use super::shape::{
-    Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape,
-    SharedPublisher, Via,
+    Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape, Via,
 };
 use super::stream::BoxStream;
 use crate::boundary::{BoundaryConfig, BoundaryInput};

@@ -22,7 +22,7 @@ use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef,
 
 use super::blueprint::SubscriberSlot;
 use super::exit::{emitted_without_room, Closing, Exit, Step};
-use crate::boundary::output::RingOut;
+use super::ring_out::RingOut;
 use crate::demand::Demand;
 use crate::island::{Ctx, Notifier, RunEnd};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};

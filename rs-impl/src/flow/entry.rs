@@ -4,10 +4,9 @@
 use rs_api::Error;
 
 use super::exit::{Exit, Step};
-use crate::boundary::input::RingIn;
-use crate::boundary::ring::Polled;
+use super::ring_in::RingIn;
+use crate::handoff::Polled;
 use crate::island::{Ctx, Inlet};
-use crate::loom::fault::{self, Fault};
 
 /// Elements an iterator entry moves per handler call before the segment posts to itself (so
 /// that an island fed by an endless iterator still yields after its budget of events).
@@ -220,7 +219,7 @@ impl<T: Send + 'static> Entry for RingEntry<T> {
     }
 
     fn stalled(&mut self) -> Stall {
-        if self.0.failed() && !fault::active(Fault::ErrorWaitsForInput) {
+        if self.0.failed() {
             Stall::Failed
         } else if self.0.at_end() {
             Stall::Complete

@@ -78,6 +78,8 @@ pub mod ops;
 mod plan;
 mod processor;
 mod publisher;
+mod ring_in;
+mod ring_out;
 mod segment;
 mod shape;
 mod stages;
@@ -87,9 +89,9 @@ pub use builder::{BoxFlow, Flow, DEFAULT_INPUT_BUFFER};
 pub use operator::{Emit, Operator, Signal};
 pub use processor::IslandProcessor;
 pub use publisher::{FlowPublisher, NotBuilt};
+pub use ring_in::SharedPublisher;
 pub use shape::{
-    Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape,
-    SharedPublisher, Via,
+    Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape, Via,
 };
 pub use stages::{IterSource, OperatorStage, PublisherSource, SubscriberSink};
 pub use stream::{BoxStream, StreamSource};

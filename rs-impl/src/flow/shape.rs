@@ -13,24 +13,19 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc as StdArc;
 
-use rs_api::Publisher;
-
 use super::blueprint::{spawn_into, Blueprint};
 use super::edge::RingExit;
 use super::entry::{IterEntry, PortEntry, RingEntry};
 use super::exit::{Exit, OpExit, PortExit};
 use super::operator::Operator;
+use super::ring_in::{RingIn, SharedPublisher};
+use super::ring_out::RingOut;
 use super::segment::Segment;
 use super::stream::{BoxStream, StreamSource};
-use crate::boundary::input::RingIn;
-use crate::boundary::output::RingOut;
-use crate::boundary::ring::{Producer, Shared};
 use crate::boundary::BoundaryConfig;
+use crate::boundary::{Producer, Shared};
 use crate::island::{BuildError, GraphBuilder, Inlet, Interpreter, Outlet, Runtime, Stage};
 use crate::loom::sync::Arc;
-
-/// A publisher shared by every materialisation of a flow that reads it.
-pub type SharedPublisher<T> = StdArc<dyn Publisher<T> + Send + Sync>;
 
 /// What a materialisation builds: the graph of the island being built, and the islands built
 /// before it (in flow order).

@@ -15,10 +15,10 @@ use super::edge::SubscriberExit;
 use super::entry::{IterEntry, PortEntry, RingEntry};
 use super::exit::{OpExit, PortExit};
 use super::operator::Operator;
+use super::ring_in::RingIn;
+use super::ring_in::SharedPublisher;
 use super::segment::Segment;
-use super::shape::SharedPublisher;
-use crate::boundary::input::RingIn;
-use crate::boundary::ring::Shared;
+use crate::boundary::Shared;
 use crate::island::{Ctx, Inlet, Outlet, PortId, Ports, RunEnd, Stage};
 
 /// Implements [`Stage`] for a newtype over a [`Segment`] by delegation.

@@ -149,18 +149,6 @@ impl Island {
         self.stats
     }
 
-    /// Loom builds only: breaks the mailbox on purpose, for the broken twins of the loom
-    /// models — `park` skips the re-check after registering the waker, `post` neither
-    /// notifies nor wakes, `clear` resets a stage's queued flag with a plain store.
-    #[cfg(rs_loom)]
-    #[doc(hidden)]
-    pub fn break_mailbox_for_loom(&self, park: bool, post: bool, clear: bool) {
-        use crate::loom::sync::atomic::Ordering;
-        self.mailbox.broken_park.store(park, Ordering::Relaxed);
-        self.mailbox.broken_post.store(post, Ordering::Relaxed);
-        self.mailbox.broken_clear.store(clear, Ordering::Relaxed);
-    }
-
     /// The interpreter inside (for its counters).
     ///
     /// # Examples

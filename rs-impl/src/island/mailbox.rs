@@ -18,6 +18,8 @@
 
 use std::task::Waker;
 
+use crate::handoff::Wake;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::loom::sync::{Arc, Mutex};
 
@@ -39,16 +41,6 @@ pub(crate) struct Mailbox {
     queue: Mutex<Vec<u32>>,
     /// Per stage: already in `queue`.
     queued: Box<[AtomicBool]>,
-    /// Test hook: a broken park that skips the re-check (the loom model's twin).
-    #[cfg(rs_loom)]
-    pub(crate) broken_park: AtomicBool,
-    /// Test hook: a broken post that queues but neither notifies nor wakes.
-    #[cfg(rs_loom)]
-    pub(crate) broken_post: AtomicBool,
-    /// Test hook: the island clears a queued flag with a plain store (the bug the loom model
-    /// found), not an acquiring swap.
-    #[cfg(rs_loom)]
-    pub(crate) broken_clear: AtomicBool,
 }
 
 impl Mailbox {
@@ -60,12 +52,6 @@ impl Mailbox {
             waker: Mutex::new(None),
             queue: Mutex::new(Vec::new()),
             queued: (0..stages).map(|_| AtomicBool::new(false)).collect(),
-            #[cfg(rs_loom)]
-            broken_park: AtomicBool::new(false),
-            #[cfg(rs_loom)]
-            broken_post: AtomicBool::new(false),
-            #[cfg(rs_loom)]
-            broken_clear: AtomicBool::new(false),
         }
     }
 
@@ -74,9 +60,8 @@ impl Mailbox {
         if !self.queued[stage as usize].swap(true, Ordering::AcqRel) {
             self.queue.lock().push(stage);
         }
-        #[cfg(rs_loom)]
-        if self.broken_post.load(Ordering::Relaxed) {
-            return;
+        if fault::active(Fault::MailboxPost) {
+            return; // the loom twin: a post that neither notifies nor wakes
         }
         if self.state.fetch_or(NOTIFIED, Ordering::AcqRel) == IDLE {
             let waker = self.waker.lock().take();
@@ -104,8 +89,8 @@ impl Mailbox {
         debug_assert!(into.is_empty());
         std::mem::swap(&mut *self.queue.lock(), into);
         for &s in into.iter() {
-            #[cfg(rs_loom)]
-            if self.broken_clear.load(Ordering::Relaxed) {
+            if fault::active(Fault::MailboxClear) {
+                // The loom twin: a plain store (the lost cancel described below).
                 self.queued[s as usize].store(false, Ordering::Release);
                 continue;
             }
@@ -132,8 +117,8 @@ impl Mailbox {
                 _ => *slot = Some(waker.clone()),
             }
         }
-        #[cfg(rs_loom)]
-        if self.broken_park.load(Ordering::Relaxed) {
+        if fault::active(Fault::MailboxPark) {
+            // The loom twin: parks without the re-check.
             self.state.store(IDLE, Ordering::SeqCst);
             return true;
         }
@@ -169,5 +154,18 @@ impl Notifier {
     /// Whether the island is being polled right now.
     pub(crate) fn is_running(&self) -> bool {
         self.mailbox.is_running()
+    }
+}
+
+/// A boundary's hand-off ring wakes the island on the other side through its stage's
+/// notifier: a post to the mailbox, never island code on the caller's thread.
+impl Wake for Notifier {
+    #[inline]
+    fn wake(&self) {
+        self.notify();
+    }
+
+    fn will_wake(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.mailbox, &other.mailbox) && self.stage == other.stage
     }
 }

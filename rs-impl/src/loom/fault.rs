@@ -32,19 +32,21 @@ macro_rules! faults {
 }
 
 faults! {
-    // --- the batching boundary (`handoff` ring and its island ends)
-    /// The producer sets its terminal bit before its last flush.
+    // --- the hand-off ring (`handoff`) and the batching boundary's island ends
+    /// The writer sets its terminal bit before its last flush.
     TerminalBeforeFlush,
-    /// The consumer's cancel skips the elements it was given without dropping them.
+    /// The reader's leave skips the elements it was given without dropping them.
     CancelForgetsBuffer,
-    /// The consumer notifies the producer before it stores the new grant.
+    /// The reader announces new credit before it stores it.
     GrantAfterNotify,
-    /// The consumer keeps delivering buffered input after the upstream failed.
+    /// The reader parks without comparing the state it parked on with what it last saw.
+    ReaderParksBlind,
+    /// The writer hands a subscription over without looking whether the reader left.
+    HandoverIgnoresLeave,
+    /// The boundary's input side keeps delivering buffered input after the upstream failed.
     ErrorWaitsForInput,
-    /// The input side's rule-2.4 protocol: a request does not wait for a terminal signal in
-    /// progress.
-    TerminalWait,
-    // --- the rule-2.4 in-flight guard (stream bridge, external subscriber)
+    // --- the one rule-2.4 in-flight guard (`handoff::InFlight`: the boundary's input side,
+    // the stream bridge, the external subscriber)
     /// The request looks for the end with a plain load, the end does not wait.
     RequestGuard,
     // --- the island's mailbox and interpreter
@@ -52,7 +54,7 @@ faults! {
     MailboxPark,
     /// `post` neither notifies nor wakes.
     MailboxPost,
-    /// `clear` resets a stage's queued flag with a plain store.
+    /// `take_queued` resets a stage's queued flag with a plain store.
     MailboxClear,
     /// The stage table does not release a finalised stage's state.
     StageRelease,

@@ -3,15 +3,12 @@
 
 use std::fmt;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use futures::stream::{FusedStream, Stream};
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
-use crate::compat::calls::InFlight;
-use crate::compat::ring::{ring, Outlet, CLOSED};
-use crate::compat::stream::Ending;
-use crate::compat::StreamSubscriber;
+use crate::handoff::{Bound, CompatError, Failure, InFlight, Polled, Reader, Ring, Writer};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Mutex};
 
@@ -60,7 +57,7 @@ use crate::loom::sync::{Arc, Mutex};
 /// ```
 pub fn external<T>(capacity: usize) -> (External<T>, Requester, Signals<T>) {
     let capacity = capacity.max(1);
-    let (inlet, outlet) = ring(capacity);
+    let ring = Ring::new(capacity);
     let control = Arc::new(Control {
         link: Mutex::new(Link::default()),
         room: AtomicU64::new(u64::try_from(capacity).unwrap_or(u64::MAX)),
@@ -70,14 +67,17 @@ pub fn external<T>(capacity: usize) -> (External<T>, Requester, Signals<T>) {
     });
     (
         External {
-            feed: StreamSubscriber::new(inlet),
+            // A foreign publisher: bounded by the free space, each element published at once.
+            writer: Writer::new(ring.clone(), Bound::Space, 1),
+            subscribed: false,
             control: control.clone(),
         },
         Requester {
             control: control.clone(),
         },
         Signals {
-            outlet,
+            // The head is released per element: the room the requester grants is free space.
+            reader: Reader::new(ring, 1, false),
             control,
             capacity: u64::try_from(capacity).unwrap_or(u64::MAX),
             ended: false,
@@ -124,21 +124,25 @@ impl Control {
 /// The subscriber of [`external`]: subscribe it to the publisher.
 pub struct External<T> {
     /// The ring's producer side: elements and terminal signals go through it.
-    feed: StreamSubscriber<T>,
+    writer: Writer<T, Waker>,
+    /// `on_subscribe` arrived (rule 2.5: a second one is cancelled).
+    subscribed: bool,
     control: Arc<Control>,
 }
 
 impl<T> fmt::Debug for External<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("External")
-            .field("feed", &self.feed)
+            .field("writer", &self.writer)
+            .field("subscribed", &self.subscribed)
             .finish_non_exhaustive()
     }
 }
 
 impl<T: Send> Subscriber<T> for External<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        if !self.feed.first_subscription(&subscription) {
+        if std::mem::replace(&mut self.subscribed, true) {
+            subscription.cancel(); // 2.5
             return;
         }
         let mut link = self.control.link.lock();
@@ -158,19 +162,20 @@ impl<T: Send> Subscriber<T> for External<T> {
 
     #[inline]
     fn on_next(&mut self, item: T) {
-        self.feed.on_next(item);
+        // An element beyond the room granted (rule 1.1 broken) is an overflow.
+        self.writer.send(item);
     }
 
     fn on_error(&mut self, error: Error) {
         self.control.calls.terminal(); // 2.4: a request in flight elsewhere returns first
         self.control.ended.store(true, Ordering::Release);
-        self.feed.on_error(error);
+        self.writer.fail(error);
     }
 
     fn on_complete(&mut self) {
         self.control.calls.terminal();
         self.control.ended.store(true, Ordering::Release);
-        self.feed.on_complete();
+        self.writer.complete();
     }
 }
 
@@ -267,7 +272,7 @@ impl Requester {
 /// or read with [`recv`](Self::recv) / [`try_recv`](Self::try_recv). Dropping it cancels the
 /// subscription.
 pub struct Signals<T> {
-    outlet: Outlet<T>,
+    reader: Reader<T, Waker>,
     control: Arc<Control>,
     /// The room when nothing is requested and not received.
     capacity: u64,
@@ -324,31 +329,47 @@ impl<T> Stream for Signals<T> {
             return Poll::Ready(None);
         }
         loop {
-            if let Some(item) = this.outlet.pop() {
-                this.control.room.fetch_add(1, Ordering::AcqRel);
-                return Poll::Ready(Some(Ok(item)));
-            }
-            if this.outlet.flags() & CLOSED != 0 && this.control.cancelled.load(Ordering::Acquire) {
-                this.ended = true; // cancelled: what was buffered has been read; the end
-                return Poll::Ready(None);
-            }
-            match Ending::of(&this.outlet) {
-                Some(Ending::Overflow(e)) => {
-                    this.ended = true;
-                    this.control.cancel();
-                    return Poll::Ready(Some(Err(e)));
+            match this.reader.poll() {
+                Polled::Item(item) => {
+                    this.control.room.fetch_add(1, Ordering::AcqRel);
+                    return Poll::Ready(Some(Ok(item)));
                 }
-                Some(Ending::Done(last)) => {
+                Polled::Complete => {
                     this.ended = true;
                     this.control.ended.store(true, Ordering::Release);
-                    return Poll::Ready(last.map(Err));
+                    return Poll::Ready(None);
                 }
-                None => {}
+                Polled::Failed => return Poll::Ready(this.failed()),
+                Polled::Empty => {}
             }
             // Elements are on their way while some are requested and not received.
             let on_the_way = this.control.room.load(Ordering::Relaxed) < this.capacity;
-            if this.outlet.wait(cx.waker(), on_the_way) {
+            if this.reader.wait(cx.waker(), on_the_way) {
                 return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl<T> Signals<T> {
+    /// The buffer is drained and the publisher failed, overran or went away: the last item.
+    fn failed(&mut self) -> Option<Result<T, Error>> {
+        self.ended = true;
+        if self.control.cancelled.load(Ordering::Acquire) {
+            return None; // cancelled: what was buffered has been read; the end
+        }
+        match self.reader.failure() {
+            Failure::Overrun { capacity } => {
+                self.control.cancel();
+                Some(Err(CompatError::Overflow { capacity }.into()))
+            }
+            Failure::Error(e) => {
+                self.control.ended.store(true, Ordering::Release);
+                Some(Err(e))
+            }
+            Failure::Abandoned => {
+                self.control.ended.store(true, Ordering::Release);
+                Some(Err(CompatError::Dropped.into()))
             }
         }
     }

@@ -260,7 +260,7 @@ crate::loom_rejects!(
     boundary_model_rejects_a_cancel_that_forgets_the_buffer,
     "leaked",
     || {
-        rs_impl::boundary::break_for_loom(rs_impl::boundary::LoomBreak::CancelForgetsBuffer);
+        rs_impl::loom::inject(rs_impl::loom::Fault::CancelForgetsBuffer);
         flush_races_cancel()
     }
 );
@@ -269,7 +269,7 @@ crate::loom_rejects!(
     boundary_model_rejects_a_completion_before_the_last_flush,
     "elements lost before the completion",
     || {
-        rs_impl::boundary::break_for_loom(rs_impl::boundary::LoomBreak::TerminalBeforeFlush);
+        rs_impl::loom::inject(rs_impl::loom::Fault::TerminalBeforeFlush);
         completion_after_a_batch()
     }
 );
@@ -278,7 +278,7 @@ crate::loom_rejects!(
     boundary_model_rejects_an_error_that_waits_for_demand,
     "deadlock",
     || {
-        rs_impl::boundary::break_for_loom(rs_impl::boundary::LoomBreak::ErrorWaitsForInput);
+        rs_impl::loom::inject(rs_impl::loom::Fault::ErrorWaitsForInput);
         error_overtakes_buffered_input()
     }
 );
@@ -287,7 +287,7 @@ crate::loom_rejects!(
     boundary_model_rejects_a_grant_stored_after_its_notification,
     "deadlock",
     || {
-        rs_impl::boundary::break_for_loom(rs_impl::boundary::LoomBreak::GrantAfterNotify);
+        rs_impl::loom::inject(rs_impl::loom::Fault::GrantAfterNotify);
         grant_races_producer_park()
     }
 );

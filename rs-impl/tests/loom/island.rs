@@ -13,33 +13,18 @@ use rs_impl::loom::thread;
 
 use crate::probe::{Behaviour, Probe, Record};
 
-/// How the mailbox is broken in a broken twin.
-#[derive(Clone, Copy)]
-pub(crate) enum Mailbox {
-    Sound,
-    /// The island parks without re-checking for mail after registering its waker.
-    ParksBlind,
-    /// A post neither notifies nor wakes the island.
-    PostsSilently,
-    /// The island clears a stage's queued flag with a plain store: a poster that found the
-    /// flag set relies on a handler that may not see its event (the lost cancel the model
-    /// `island_cancel_ends_a_parked_island` found in the first version).
-    ClearsWithStore,
-}
-
-fn one_stage_island(n: u64, probe: Probe, mailbox: Mailbox) -> Island {
+/// The mailbox's broken twins inject one fault each (`rs_impl::loom::Fault`) before running
+/// the sound model: `MailboxPark` (the island parks without re-checking for mail after
+/// registering its waker), `MailboxPost` (a post neither notifies nor wakes the island),
+/// `MailboxClear` (the island clears a stage's queued flag with a plain store: a poster that
+/// found the flag set relies on a handler that may not see its event — the lost cancel the
+/// model `island_cancel_ends_a_parked_island` found in the first version).
+fn one_stage_island(n: u64, probe: Probe) -> Island {
     let mut g = GraphBuilder::new();
     let (o, i) = g.connection::<u64>();
     g.add_stage(IterSource::new(o, 0..n));
     g.add_stage(SubscriberSink::new(i, Box::new(probe)));
-    let island = Island::new(g.build().expect("two stages, one connection"));
-    match mailbox {
-        Mailbox::Sound => {}
-        Mailbox::ParksBlind => island.break_mailbox_for_loom(true, false, false),
-        Mailbox::PostsSilently => island.break_mailbox_for_loom(false, true, false),
-        Mailbox::ClearsWithStore => island.break_mailbox_for_loom(false, false, true),
-    }
-    island
+    Island::new(g.build().expect("two stages, one connection"))
 }
 
 /// Rules 3.4 and 1.1, no lost wake-up. Interpreting: the island runs `on_subscribe` (no
@@ -48,7 +33,7 @@ fn one_stage_island(n: u64, probe: Probe, mailbox: Mailbox) -> Island {
 /// interleaving the island wakes, delivers the one element, completes (the second demanded
 /// element finds the end), and `block_on` returns; the subscriber is dropped (3.13). A lost
 /// wake-up shows as a deadlock.
-pub(crate) fn request_races_park(mailbox: Mailbox) {
+pub(crate) fn request_races_park() {
     let record = Record::new();
     let (probe, token) = Probe::new(
         &record,
@@ -57,7 +42,7 @@ pub(crate) fn request_races_park(mailbox: Mailbox) {
             reentrant: None,
         },
     );
-    let island = one_stage_island(1, probe, mailbox);
+    let island = one_stage_island(1, probe);
     let a = {
         let record = record.clone();
         thread::spawn(move || record.wait_subscription().request(2))
@@ -82,7 +67,7 @@ pub(crate) fn request_races_park(mailbox: Mailbox) {
 /// island (it parks for demand first). In every interleaving: `block_on` returns (the cancel
 /// was not lost), at most one terminal signal and at most `initial` elements arrive, a
 /// request after everything is a no-op, and the subscriber is dropped.
-pub(crate) fn cancel_races_completion(n: u64, initial: u64, mailbox: Mailbox) {
+pub(crate) fn cancel_races_completion(n: u64, initial: u64) {
     let record = Record::new();
     let (probe, token) = Probe::new(
         &record,
@@ -91,7 +76,7 @@ pub(crate) fn cancel_races_completion(n: u64, initial: u64, mailbox: Mailbox) {
             reentrant: None,
         },
     );
-    let island = one_stage_island(n, probe, mailbox);
+    let island = one_stage_island(n, probe);
     let a = {
         let record = record.clone();
         thread::spawn(move || record.wait_subscription().cancel())
@@ -117,35 +102,44 @@ pub(crate) fn cancel_races_completion(n: u64, initial: u64, mailbox: Mailbox) {
 
 #[test]
 fn island_request_races_park() {
-    loom::model(|| request_races_park(Mailbox::Sound));
+    loom::model(request_races_park);
 }
 
 #[test]
 fn island_cancel_races_completion() {
-    loom::model(|| cancel_races_completion(1, 2, Mailbox::Sound));
+    loom::model(|| cancel_races_completion(1, 2));
 }
 
 #[test]
 fn island_cancel_ends_a_parked_island() {
-    loom::model(|| cancel_races_completion(2, 1, Mailbox::Sound));
+    loom::model(|| cancel_races_completion(2, 1));
 }
 
 crate::loom_rejects!(
     island_model_rejects_a_park_without_the_recheck,
     "deadlock",
-    || request_races_park(Mailbox::ParksBlind)
+    || {
+        rs_impl::loom::inject(rs_impl::loom::Fault::MailboxPark);
+        request_races_park()
+    }
 );
 
 crate::loom_rejects!(
     island_model_rejects_a_post_that_does_not_wake,
     "deadlock",
-    || cancel_races_completion(2, 1, Mailbox::PostsSilently)
+    || {
+        rs_impl::loom::inject(rs_impl::loom::Fault::MailboxPost);
+        cancel_races_completion(2, 1)
+    }
 );
 
 crate::loom_rejects!(
     island_model_rejects_a_queued_flag_cleared_with_a_store,
     "deadlock",
-    || cancel_races_completion(2, 1, Mailbox::ClearsWithStore)
+    || {
+        rs_impl::loom::inject(rs_impl::loom::Fault::MailboxClear);
+        cancel_races_completion(2, 1)
+    }
 );
 
 /// An upstream whose signals come from a thread of the model; it records a `request` that
@@ -233,7 +227,8 @@ crate::loom_rejects!(
     island_model_rejects_an_input_side_that_requests_after_completion,
     "rule 2.4",
     || {
-        rs_impl::boundary::break_terminal_wait_for_loom();
+        // One guard for every consumer's requests: the input side's fault is the stream's.
+        rs_impl::loom::inject(rs_impl::loom::Fault::RequestGuard);
         input_request_races_upstream_completion()
     }
 );

@@ -21,10 +21,11 @@
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
 //! | `fanout.rs` | join and cancel racing publish; requests from two threads; completion racing a late join; async send racing a request; a blocked sender racing a request (the drainer's credit handed back) | 1.1, 1.3, 1.5, 3.13, no lost wake-up, no leak |
 //! | `island.rs` | a request racing the island's park; cancel racing completion; cancel of a parked island (twins: a blind park, a silent post, a queued flag cleared with a store — the lost cancel this model found) | 3.4, 1.1, no lost wake-up, 1.7, 1.8, 3.5–3.7, 3.13 |
-//! | `island.rs` | the island input side's replenishing request racing the upstream's completion on another thread (twin: no wait, no check) | 2.4, 1.1, 1.5 |
+//! | `island.rs` | the island input side's replenishing request racing the upstream's completion on another thread (twin: the one rule-2.4 guard broken: a plain look for the end, no wait) | 2.4, 1.1, 1.5 |
 //! | `island.rs` | the interpreter's stage table (raw-pointer owned stages, a per-connection dispatch table): run partly, moved to another thread, finished or dropped there (twin: a release that forgets the stage) | `post_stop` once, state dropped once, `Send` |
 //! | `boundary.rs` | two islands joined by a ring of 2: a flush racing a cancel (twin: a cancel that forgets the buffered input), the completion after a batch (twin: completion before the last flush), an error overtaking buffered input (twin: an error that waits for demand), the consumer's grant racing the producer's park (twin: the grant stored after its notification) | 1.1, 1.4, 1.5, 1.7, 1.8, 3.12, 3.13, no leak, no lost wake-up |
 //! | `push.rs` | the push source: a sender blocked for want of demand racing requests from another thread, its sends racing their drains (the inbox); a send racing `complete` from a clone (twin: a send that ignores the end) | no lost wake-up, 1.1, 1.3, every element once in order, nothing accepted and dropped |
+//! | `ring.rs` | the hand-off ring through the stream bridge: a ring of 1 wrapping with every slot reused, the consumer's park racing each publication (twin: a park without the comparison); the consumer leaving with elements in flight (twin: a leave that forgets the buffer); the consumer leaving while the subscription is handed over (twin: a hand-over that ignores the leave) | no lost wake-up, every element moved out once, no leak, no double drop, 3.13 |
 //! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
 //! | `stream.rs` | the stream's replenishing request racing `on_complete` from another thread (twin: a plain look for the end, no wait) | 2.4 |
 //! | `stream.rs` | loom 0.7.3's own imprecision (a swap that misses a store which happened-before it), kept as a rejects-test | — |
@@ -44,6 +45,7 @@ mod island;
 mod on_subscribe;
 mod probe;
 mod push;
+mod ring;
 mod stream;
 mod terminal;
 

@@ -28,14 +28,14 @@ use crate::broken::BrokenStreamHandoff;
 /// cannot happen (the memory model forbids it; see [`loom_rmw_reads_past_a_store`]). A swap
 /// in the waker reads the latest value, which puts it after the consumer's swap.
 #[derive(Default)]
-struct Flag {
+pub(crate) struct Flag {
     woken: AtomicBool,
-    all_sent: AtomicBool,
+    pub(crate) all_sent: AtomicBool,
 }
 
 impl Flag {
     /// Whether everything was sent, then takes the wake-up, if any.
-    fn take(&self) -> (bool, bool) {
+    pub(crate) fn take(&self) -> (bool, bool) {
         let all_sent = self.all_sent.load(Ordering::Acquire);
         let woken = self.woken.swap(false, Ordering::AcqRel);
         (woken, all_sent)
@@ -255,7 +255,7 @@ crate::loom_rejects!(
     "rule 2.4: a request ran after on_complete had returned",
     || {
         // The twin: the request looks for the end with a plain load; the end does not wait.
-        rs_impl::compat::break_request_guard_for_loom();
+        rs_impl::loom::inject(rs_impl::loom::Fault::RequestGuard);
         request_racing_on_complete();
     }
 );

@@ -1,17 +1,20 @@
-//! The output side as a segment's exit: the producer end of a boundary inside its island.
+//! A boundary's output side inside its island: the producer end of its ring (see
+//! [`crate::boundary`]), the state behind a segment's ring exit.
 
 use std::fmt;
 
 use rs_api::Error;
 
-use super::ring::{Shared, Writer};
-use crate::island::{Ctx, IslandError, RunEnd};
+use crate::boundary::Shared;
+use crate::handoff::{Bound, Writer};
+use crate::island::{Ctx, IslandError, Notifier, RunEnd};
 use crate::loom::sync::Arc;
 
 /// A boundary's producer end in a segment: collects what its island produces during a run and
-/// flushes when the run ends, at its cap, and before completion or failure.
+/// flushes when the run ends, at its cap, and before completion or failure. It writes only
+/// what the input side granted (credit mode).
 pub(crate) struct RingOut<T> {
-    writer: Writer<T>,
+    writer: Writer<T, Notifier>,
 }
 
 impl<T> fmt::Debug for RingOut<T> {
@@ -26,13 +29,13 @@ impl<T: Send + 'static> RingOut<T> {
     /// The producer end of `shared` (claimed by the caller), flushing every `cap` elements.
     pub(crate) fn new(shared: Arc<Shared<T>>, cap: usize) -> Self {
         RingOut {
-            writer: Writer::new(shared, cap),
+            writer: Writer::new(shared.ring.clone(), Bound::Credit, cap),
         }
     }
 
     /// Registers the island's stage, so that grants and cancels wake it.
     pub(crate) fn start(&mut self, ctx: &mut Ctx<'_>) {
-        self.writer.shared().control().producer_stage = Some(ctx.notifier());
+        self.writer.register(&ctx.notifier());
     }
 
     #[inline]
@@ -54,11 +57,7 @@ impl<T: Send + 'static> RingOut<T> {
     /// written: the caller asks [`room`](Self::room) first).
     #[inline]
     pub(crate) fn push(&mut self, x: T) -> Result<(), T> {
-        self.writer.push(x)?;
-        if self.writer.full() {
-            self.writer.flush();
-        }
-        Ok(())
+        self.writer.push_batched(x)
     }
 
     /// The island's run ends: flush.
@@ -82,6 +81,7 @@ impl<T: Send + 'static> RingOut<T> {
         }
         if self.writer.cancelled() {
             self.writer.drop_pending();
+            self.writer.end_quietly();
         } else {
             self.writer.fail(Error::new(IslandError::Abandoned));
         }

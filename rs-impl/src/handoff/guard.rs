@@ -1,6 +1,8 @@
-//! Rule 2.4 for a subscriber whose requests are made from another thread than its signals
-//! (the stream bridge's `poll_next`, the external subscriber's requester): [`InFlight`].
+//! Rule 2.4 for a consumer whose requests are made on another thread than the producer's
+//! signals (the boundary's input side, the stream bridge's `poll_next`, the external
+//! subscriber's requester): [`InFlight`].
 
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::{Condvar, Mutex};
 use crate::loom::thread::{self, ThreadId};
@@ -25,8 +27,11 @@ const WAITING: usize = 1 << 2;
 ///
 /// A publisher whose `request` blocks until a terminal signal it is delivering on another
 /// thread has returned (it holds a lock across the signal that its `request` takes) would
-/// deadlock with this; rule 3.4 asks `request` to return promptly. The island's input side
-/// makes the same trade (issue #12).
+/// deadlock with this; rule 3.4 asks `request` to return promptly (issue #12 made the same
+/// trade for the island's input side).
+///
+/// Requests must be serial (rule 2.7: one in flight at a time), as every user's are: the
+/// thread recorded for the same-thread exception is the one request's.
 #[derive(Debug)]
 pub(crate) struct InFlight {
     state: AtomicUsize,
@@ -48,13 +53,16 @@ impl InFlight {
     /// Marks a request as started; `false` (and no mark) when a terminal signal was received.
     pub(crate) fn begin(&self) -> bool {
         *self.caller.lock() = Some(thread::current().id());
-        #[cfg(rs_loom)]
-        if broken() {
+        if fault::active(Fault::RequestGuard) {
             return self.state.load(Ordering::Acquire) & ENDED == 0;
         }
         let prev = self.state.fetch_or(REQUESTING, Ordering::AcqRel);
         if prev & ENDED != 0 {
-            self.state.fetch_and(!REQUESTING, Ordering::AcqRel);
+            // Not made: but a terminal signal may have seen the mark meanwhile and be waiting
+            // for it to go, so it is taken back as a returning request is (a bare
+            // `fetch_and` here left that signal waiting forever: found by the loom model
+            // `island_input_request_races_upstream_completion`).
+            self.unmark();
             return false;
         }
         true
@@ -62,10 +70,14 @@ impl InFlight {
 
     /// The request returned: wakes a terminal signal waiting for it.
     pub(crate) fn end(&self) {
-        #[cfg(rs_loom)]
-        if broken() {
+        if fault::active(Fault::RequestGuard) {
             return;
         }
+        self.unmark();
+    }
+
+    /// Takes the request's mark back and wakes a terminal signal waiting for it.
+    fn unmark(&self) {
         let prev = self
             .state
             .fetch_and(!(REQUESTING | WAITING), Ordering::AcqRel);
@@ -75,11 +87,22 @@ impl InFlight {
         }
     }
 
+    /// Runs `request` between [`begin`](Self::begin) and [`end`](Self::end); not at all (and
+    /// `false`) once a terminal signal was received.
+    #[inline]
+    pub(crate) fn call(&self, request: impl FnOnce()) -> bool {
+        if !self.begin() {
+            return false;
+        }
+        request();
+        self.end();
+        true
+    }
+
     /// A terminal signal was received: no request starts from now on, and one running on
     /// another thread is waited for.
     pub(crate) fn terminal(&self) {
-        #[cfg(rs_loom)]
-        if broken() {
+        if fault::active(Fault::RequestGuard) {
             self.state.fetch_or(ENDED, Ordering::AcqRel);
             return;
         }
@@ -96,24 +119,4 @@ impl InFlight {
         }
         drop(caller);
     }
-}
-
-/// Loom builds only: whether the protocol is broken on purpose (the loom model's twin: the
-/// request looks for the end with a plain load, the end does not wait). Process-wide, set only
-/// in the child process that runs the broken twin.
-#[cfg(rs_loom)]
-fn broken() -> bool {
-    BROKEN.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-#[cfg(rs_loom)]
-#[allow(clippy::disallowed_types)]
-static BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Loom builds only: breaks the rule-2.4 protocol of the stream bridge and the external
-/// subscriber for this process (see the loom model `stream_request_racing_on_complete`).
-#[cfg(rs_loom)]
-#[doc(hidden)]
-pub fn break_request_guard_for_loom() {
-    BROKEN.store(true, std::sync::atomic::Ordering::Relaxed);
 }

@@ -1,0 +1,187 @@
+//! A boundary's input side inside its island: the consumer end of its ring (see
+//! [`crate::boundary`]), the state behind a segment's ring entry.
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc as StdArc;
+
+use rs_api::{Error, Publisher};
+
+use crate::boundary::{BoundarySubscriber, Producer, Shared};
+use crate::handoff::{Failure, Polled, Reader};
+use crate::island::{Ctx, IslandError, Notifier};
+use crate::loom::fault::{self, Fault};
+use crate::loom::sync::Arc;
+use crate::panics as report;
+
+/// A publisher shared by every materialisation of a flow that reads it.
+pub type SharedPublisher<T> = StdArc<dyn Publisher<T> + Send + Sync>;
+
+/// A boundary's consumer end in a segment: the ring's reader, and (for
+/// `Flow::from_publisher`) the publisher it subscribes to when the island starts.
+///
+/// The reader releases `size / 2` slots at a time and, in credit mode, grants as much: to an
+/// output side of ours by waking its island, to a foreign publisher by a request (rule 2.4
+/// guarded: see [`crate::handoff`]).
+pub(crate) struct RingIn<T> {
+    reader: Reader<T, Notifier>,
+    shared: Arc<Shared<T>>,
+    publisher: Option<SharedPublisher<T>>,
+    /// The producer arrived and the prefetch was granted.
+    prefetched: bool,
+}
+
+impl<T> fmt::Debug for RingIn<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RingIn")
+            .field("reader", &self.reader)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + 'static> RingIn<T> {
+    /// The consumer end of `shared`; the caller claimed it (one consumer per boundary).
+    pub(crate) fn new(shared: Arc<Shared<T>>, publisher: Option<SharedPublisher<T>>) -> Self {
+        let batch = (shared.size() / 2).max(1);
+        RingIn {
+            reader: Reader::new(shared.ring.clone(), batch, true),
+            shared,
+            publisher,
+            prefetched: false,
+        }
+    }
+
+    /// The ring's size.
+    pub(crate) fn size(&self) -> usize {
+        self.shared.size()
+    }
+
+    /// Registers with the island and subscribes to the publisher, if any (on the thread that
+    /// starts the island); a panicking `subscribe` fails the segment.
+    pub(crate) fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), Error> {
+        let notifier = ctx.notifier();
+        self.reader.register(&notifier);
+        self.shared.control().consumer = Some(notifier);
+        if let Some(publisher) = self.publisher.take() {
+            let subscriber = BoundarySubscriber::attached(self.shared.clone());
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                publisher.subscribe(Box::new(subscriber));
+            }));
+            if let Err(p) = r {
+                return Err(Error::new(IslandError::StagePanicked {
+                    stage: "Flow::from_publisher (upstream subscribe)",
+                    message: report::panic_message(&*p),
+                }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Acts on a producer that arrived: the prefetch of the ring's size (a grant to an output
+    /// side of ours, a request to a foreign subscription, which may deliver synchronously).
+    /// Nothing to do once prefetched: a later subscription is refused at the door (rule 2.5),
+    /// and no lock is taken per batch.
+    pub(crate) fn refresh(&mut self) {
+        if self.prefetched || self.reader.left() {
+            return;
+        }
+        let producer = self.shared.control().producer;
+        let ready = match producer {
+            Producer::None => false,
+            Producer::Internal => true,
+            Producer::Foreign => self.reader.take_subscription(),
+        };
+        if ready {
+            self.prefetched = true;
+            let size = self.shared.size();
+            self.reader.grant(size);
+        }
+    }
+
+    /// The next element, or why there is none. An empty ring is parked before `Empty` is
+    /// returned, so that the producer's next flush wakes this island (and only then: a flush
+    /// into a ring that is being drained wakes nobody).
+    #[inline]
+    pub(crate) fn poll(&mut self) -> Polled<T> {
+        match self.reader.poll() {
+            Polled::Empty => self.park(),
+            p => p,
+        }
+    }
+
+    /// Parks the empty ring, unless something arrived since the last look.
+    #[cold]
+    fn park(&mut self) -> Polled<T> {
+        loop {
+            if self.reader.park() {
+                return Polled::Empty;
+            }
+            match self.reader.poll() {
+                Polled::Empty => {}
+                p => return p,
+            }
+        }
+    }
+
+    /// Waits a little, spinning, for the producer's next flush when the ring is empty and the
+    /// producer island is running on another thread: `true` if something arrived.
+    pub(crate) fn linger(&mut self) -> bool {
+        // Under loom one round (each spin is a yield to the model: the same paths, a small
+        // search); 1023 spins in all otherwise: waking a parked island through an executor
+        // costs far more than that on the machines measured (docs/benchmarks.md), and a flush
+        // that near saves both islands a park and a wake-up.
+        let steps = if crate::loom::IS_LOOM { 1 } else { 10 };
+        for step in 0..steps {
+            for _ in 0..(1u32 << step) {
+                crate::loom::hint::spin_loop();
+            }
+            if self.reader.has_published() {
+                return true;
+            }
+            if !self.producer_running() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Whether the producer is an island being polled right now (so a flush may be near).
+    fn producer_running(&mut self) -> bool {
+        if self.reader.has_subscription() || self.reader.left() {
+            return false;
+        }
+        self.reader.writer().is_some_and(|n| n.is_running())
+    }
+
+    /// Whether the ring is drained and the upstream completed.
+    pub(crate) fn at_end(&mut self) -> bool {
+        self.reader.at_end()
+    }
+
+    /// Whether the upstream failed, overran or vanished (acted on at once, ahead of the
+    /// buffered input: eager).
+    #[inline]
+    pub(crate) fn failed(&self) -> bool {
+        self.reader.failed() && !fault::active(Fault::ErrorWaitsForInput)
+    }
+
+    /// The upstream's error.
+    pub(crate) fn error(&mut self) -> Error {
+        match self.reader.failure() {
+            Failure::Error(e) => e,
+            Failure::Overrun { capacity } => Error::new(IslandError::InputOverrun { capacity }),
+            Failure::Abandoned => Error::new(IslandError::Abandoned),
+        }
+    }
+
+    /// Cancels the upstream (drops buffered input).
+    pub(crate) fn cancel(&mut self) {
+        self.reader.leave();
+    }
+
+    /// The upstream's end was acted on: no more grants, the buffer is dropped; a producer
+    /// that did not end by itself (it overran) is cancelled.
+    pub(crate) fn close(&mut self) {
+        self.reader.leave();
+    }
+}
