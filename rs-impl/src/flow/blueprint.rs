@@ -18,7 +18,7 @@ pub(crate) trait Blueprint<T>: Send + Sync {
     /// The islands of one materialisation serving the subscriber in `slot`.
     fn for_subscriber(&self, slot: &SubscriberSlot<T>) -> Result<Vec<Island>, Error>;
     /// The islands of one materialisation whose last one writes into `ring` (claimed).
-    fn into_ring(&self, ring: &Arc<Shared<T>>) -> Result<Vec<Island>, Error>;
+    fn for_ring(&self, ring: &Arc<Shared<T>>) -> Result<Vec<Island>, Error>;
     /// The islands one materialisation runs on.
     fn islands(&self) -> usize;
 }
@@ -41,7 +41,7 @@ pub(crate) fn spawn_into<T: Send + 'static>(
     runtime: &Runtime,
     ring: Arc<Shared<T>>,
 ) {
-    match plan.into_ring(&ring) {
+    match plan.for_ring(&ring) {
         Ok(islands) => start_and_spawn(islands, runtime),
         Err(e) => RingOut::new(ring, 1).fail(e),
     }

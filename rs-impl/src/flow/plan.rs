@@ -50,7 +50,7 @@ impl<S: Shape> Blueprint<S::Out> for Plan<S> {
         self.build(SubscriberExit::deferred(slot.clone()))
     }
 
-    fn into_ring(&self, ring: &Arc<Shared<S::Out>>) -> Result<Vec<Island>, Error> {
+    fn for_ring(&self, ring: &Arc<Shared<S::Out>>) -> Result<Vec<Island>, Error> {
         let cap = (ring.size() / 2).max(1);
         self.build(RingExit(RingOut::new(ring.clone(), cap)))
     }
