@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The machine behind a report (conventions §10: no figure without its machine).
+/// The machine behind a report: no figure is published without the machine it was measured on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Machine {
     /// Cores this process may use (`std::thread::available_parallelism`).

@@ -3,7 +3,6 @@
 //! publisher verification, and every loom scenario in the loom build): it is registered with
 //! the runner in `tck/src/bin/rs-tck/registry/examples.rs`, which includes this file.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 // The handle handed to `on_subscribe` is an `rs_api::SubscriptionRef`: a std `Arc` in every
 // build (loom's `Arc` cannot become a `dyn` std `Arc`). Everything inside it comes from the
 // facade, so that loom sees every synchronisation.
@@ -15,6 +14,7 @@ use rs_api::{
 };
 use rs_impl::demand::Demand;
 use rs_impl::loom::sync::atomic::{AtomicBool, Ordering};
+use rs_impl::panics::guard;
 use rs_impl::serial::DrainLoop;
 
 /// Publishes `value`, `count` times.
@@ -46,7 +46,12 @@ impl RepeatSubscription {
                 return;
             };
             if let Some(handle) = first.take() {
-                s.on_subscribe(handle); // 1.9: first; may request re-entrantly (3.2)
+                // 1.9: first; may request re-entrantly (3.2). 2.13: a subscriber that panics
+                // here is cancelled, and the panic does not escape into `subscribe`.
+                if guard("on_subscribe", || s.on_subscribe(handle)).is_err() {
+                    st.subscriber = None;
+                    return;
+                }
             }
             loop {
                 if self.cancelled.load(Ordering::Acquire) {
@@ -55,12 +60,14 @@ impl RepeatSubscription {
                 }
                 let s = st.subscriber.as_mut().unwrap();
                 if self.bad_request.load(Ordering::Acquire) {
-                    s.on_error(SpecViolation::NonPositiveRequest.into()); // 3.9
+                    let _ = guard("on_error", || {
+                        s.on_error(SpecViolation::NonPositiveRequest.into())
+                    }); // 3.9
                     st.subscriber = None;
                     return;
                 }
                 if st.emitted == self.count {
-                    s.on_complete(); // 1.5
+                    let _ = guard("on_complete", || s.on_complete()); // 1.5 (2.13: contained)
                     st.subscriber = None; // 1.6
                     return;
                 }
@@ -69,7 +76,7 @@ impl RepeatSubscription {
                 }
                 st.emitted += 1;
                 // 2.13: a panicking subscriber is a cancelled subscriber.
-                if catch_unwind(AssertUnwindSafe(|| s.on_next(self.value))).is_err() {
+                if guard("on_next", || s.on_next(self.value)).is_err() {
                     self.cancelled.store(true, Ordering::Release);
                 }
             }

@@ -21,8 +21,9 @@
 //! this test binary again, filtered to that one test (`--exact`), with the environment variable
 //! [`CHILD`] set. The child runs the test in-process and prints its outcome on a line of its
 //! own; the parent reports it. When the child dies without an outcome (an abort, a signal, a
-//! stack overflow), the test fails with the child's exit status and the end of its output, and
-//! every other test still runs and reports.
+//! stack overflow), the test fails with what the child noted before it died ([`NOTE_PREFIX`]
+//! lines: in the loom mode, what a deadlocked scenario waited for, or the violation found),
+//! then its exit status and the end of its output; every other test still runs and reports.
 //!
 //! Use it from a test target with `harness = false`:
 //!
@@ -60,6 +61,13 @@ const OUTCOME_LINE: &str = "rs-tck-outcome: ";
 
 /// How much of a dead child's output a failure quotes.
 const OUTPUT_TAIL: usize = 4000;
+
+/// The prefix of a line an isolated test prints (to stdout or stderr) to say what went wrong
+/// before it may abort: the loom mode prints what a deadlocked scenario waited for, the
+/// violation a model thread found, or a signal from a thread loom does not know. When the
+/// child dies without an outcome, these lines open the failure — whatever the rest of its
+/// output, which is quoted after them, only its end.
+pub const NOTE_PREFIX: &str = "rs-tck loom: ";
 
 /// The trials for `suites`, one per test.
 pub fn trials(suites: impl IntoIterator<Item = Suite>) -> Vec<Trial> {
@@ -99,10 +107,10 @@ fn completion(test: &Test, o: TestOutcome) -> Result<Completion, Failed> {
 }
 
 /// A failure as `cargo test` shows it: the detail, after the test's rule unless the detail
-/// already opens with the rule it found broken (`rule 3.6: …` in a 3.12 scenario): never
-/// `rule 1.3: rule 1.3: …`.
+/// already opens with the rule it found broken (`rule 3.6: …` in a 3.12 scenario), or the test
+/// has no rule (setup tests, bounded buffering): never `rule 1.3: rule 1.3: …`.
 fn failure_message(rule: &str, detail: &str) -> String {
-    if detail.starts_with("rule ") {
+    if detail.starts_with("rule ") || rule.is_empty() {
         detail.to_owned()
     } else {
         format!(
@@ -152,18 +160,40 @@ fn run_in_child(name: &str) -> TestOutcome {
     match reported {
         Some(o) => o,
         None => {
-            let text = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-            let start = text.len().saturating_sub(OUTPUT_TAIL);
-            let start = (start..text.len())
-                .find(|&i| text.is_char_boundary(i))
-                .unwrap_or(text.len());
-            failed(format!(
-                "the test's process ended without an outcome ({}), so it aborted or crashed; \
-                 the end of its output:\n{}",
-                out.status,
-                &text[start..]
-            ))
+            let text = format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+            failed(aborted(&text, &out.status.to_string()))
         }
+    }
+}
+
+/// The failure of a child that died without an outcome: its notes ([`NOTE_PREFIX`]) first, in
+/// the order printed and without repeats, then the end of its output.
+fn aborted(text: &str, status: &str) -> String {
+    let mut notes: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        // Anywhere in the line: the child's stdout may end mid-line where its stderr begins.
+        if let Some(note) = line
+            .find(NOTE_PREFIX)
+            .map(|i| &line[i + NOTE_PREFIX.len()..])
+        {
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
+    let start = text.len().saturating_sub(OUTPUT_TAIL);
+    let start = (start..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    let tail = format!(
+        "the test's process ended without an outcome ({status}), so it aborted or crashed; \
+         the end of its output:\n{}",
+        &text[start..]
+    );
+    if notes.is_empty() {
+        tail
+    } else {
+        format!("{} ({tail})", notes.join("; "))
     }
 }
 

@@ -28,6 +28,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// What separates a failure's message from its hint in a reported detail:
+/// `rule 1.5: … — hint: does the publisher …?`.
+pub const HINT_SEPARATOR: &str = " — hint: ";
+
+/// How every skip that the Rust types decide opens its reason (the runner's summary counts
+/// them apart from the other skips).
+pub const DECIDED_BY_THE_TYPES: &str = "decided by the types";
+
 /// The verdict of one test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -144,6 +152,62 @@ impl Stop {
         match self {
             Stop::Failed(m) if m.starts_with(context) => Stop::Failed(m),
             Stop::Failed(m) => Stop::Failed(format!("{context}: {m}")),
+            other => other,
+        }
+    }
+
+    /// Attaches `hint` — what to look at in the implementation for *this* failure — unless the
+    /// failure carries a hint already: the first hint attached, the one closest to where the
+    /// violation was seen, wins (a check's own hint is attached last, by the suite). Skips and
+    /// untested stay as they are.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::outcome::Stop;
+    /// let s = Stop::failed("rule 1.6: no on_complete").with_hint("look one element ahead");
+    /// let s = s.with_hint("the check's own hint").context("subscriber 1");
+    /// assert_eq!(s.message(), "subscriber 1: rule 1.6: no on_complete — hint: look one element ahead");
+    /// assert_eq!(s.hint(), Some("look one element ahead"));
+    /// ```
+    pub fn with_hint(self, hint: &str) -> Self {
+        match self {
+            Stop::Failed(m) if !m.contains(HINT_SEPARATOR) && !hint.is_empty() => {
+                Stop::Failed(format!("{m}{HINT_SEPARATOR}{hint}"))
+            }
+            other => other,
+        }
+    }
+
+    /// The hint a failure carries, if any (see [`with_hint`](Self::with_hint)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(rs_tck::outcome::Stop::failed("x").hint(), None);
+    /// ```
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Stop::Failed(m) => m.split_once(HINT_SEPARATOR).map(|(_, h)| h),
+            _ => None,
+        }
+    }
+
+    /// Appends `more` to a failure's message, before its hint (which stays last).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::outcome::Stop;
+    /// let s = Stop::failed("no element").with_hint("request").append(" (async errors: x)");
+    /// assert_eq!(s.message(), "no element (async errors: x) — hint: request");
+    /// ```
+    pub fn append(self, more: &str) -> Self {
+        match self {
+            Stop::Failed(m) => match m.split_once(HINT_SEPARATOR) {
+                Some((msg, hint)) => Stop::Failed(format!("{msg}{more}{HINT_SEPARATOR}{hint}")),
+                None => Stop::Failed(format!("{m}{more}")),
+            },
             other => other,
         }
     }

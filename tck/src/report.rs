@@ -51,6 +51,32 @@ pub struct Record {
 }
 
 impl Record {
+    /// Whether this is a skip that the Rust types decide (the reason opens with
+    /// [`DECIDED_BY_THE_TYPES`](crate::outcome::DECIDED_BY_THE_TYPES)): reported apart from the
+    /// other skips, which configuration or an unmet optional requirement cause.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::outcome::Outcome;
+    /// use rs_tck::report::Record;
+    /// let r = Record {
+    ///     implementation: "x".into(),
+    ///     verification: "publisher".into(),
+    ///     test: "required_spec109_subscribe_throw_npe_on_null_subscriber".into(),
+    ///     rule: "1.9".into(),
+    ///     outcome: Outcome::Skipped,
+    ///     detail: "decided by the types: no null".into(),
+    /// };
+    /// assert!(r.is_decided_by_the_types());
+    /// ```
+    pub fn is_decided_by_the_types(&self) -> bool {
+        self.outcome == Outcome::Skipped
+            && self
+                .detail
+                .starts_with(crate::outcome::DECIDED_BY_THE_TYPES)
+    }
+
     /// The record of `test` of `suite` with `outcome`.
     pub fn new(suite: &Suite, test: &Test, outcome: TestOutcome) -> Self {
         Record {
@@ -143,6 +169,136 @@ pub fn write_tables(out: &mut dyn Write, records: &[Record]) -> io::Result<()> {
             t.passed, t.failed, t.skipped, t.untested
         )?;
         start = end;
+    }
+    Ok(())
+}
+
+/// The widest an implementation's name is shown in the summary (longer names are cut, with
+/// `…`).
+const SUMMARY_NAME_WIDTH: usize = 44;
+
+/// How much of a first failure's message, or of a note, the summary shows.
+const SUMMARY_MESSAGE_WIDTH: usize = 110;
+
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_owned()
+    } else {
+        let mut t: String = text.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Writes the one-screen summary: a line per implementation (over all its verifications) with
+/// its passed, failed and skipped tests — the skips the types decide and the untested rules in
+/// columns of their own, apart from the skips that configuration or an unmet optional
+/// requirement cause — and under it, indented, its first failure (verification, test and the
+/// start of the message), its known failures, and the note that its multicast checks were
+/// skipped for want of a declaration. The runner's default on a terminal; the full table is
+/// [`write_tables`].
+///
+/// # Errors
+///
+/// An I/O error of `out`.
+///
+/// # Examples
+///
+/// ```
+/// use rs_tck::outcome::Outcome;
+/// use rs_tck::report::{write_summary, Record};
+///
+/// let record = |test: &str, outcome, detail: &str| Record {
+///     implementation: "my::publisher".into(),
+///     verification: "publisher".into(),
+///     test: test.into(),
+///     rule: "1.1".into(),
+///     outcome,
+///     detail: detail.into(),
+/// };
+/// let records = [
+///     record("a", Outcome::Passed, ""),
+///     record("b", Outcome::Failed, "rule 1.1: too many"),
+///     record("c", Outcome::Skipped, "decided by the types: no null"),
+///     record("d", Outcome::Untested, "time"),
+/// ];
+/// let mut out = Vec::new();
+/// write_summary(&mut out, &records).unwrap();
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains("my::publisher"));
+/// assert!(text.contains("first failure: publisher::b: rule 1.1: too many"));
+/// ```
+pub fn write_summary(out: &mut dyn Write, records: &[Record]) -> io::Result<()> {
+    let mut order: Vec<&str> = Vec::new();
+    for r in records {
+        if !order.contains(&r.implementation.as_str()) {
+            order.push(&r.implementation);
+        }
+    }
+    let width = order
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(14)
+        .clamp(14, SUMMARY_NAME_WIDTH);
+    writeln!(
+        out,
+        "{:<width$}  {:>6}  {:>6}  {:>7}  {:>8}  {:>8}",
+        "implementation", "passed", "failed", "skipped", "by types", "untested"
+    )?;
+    for name in order {
+        let mine: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.implementation == name)
+            .collect();
+        let count = |f: &dyn Fn(&Record) -> bool| mine.iter().filter(|r| f(r)).count();
+        let passed = count(&|r| r.outcome == Outcome::Passed);
+        let failed = count(&|r| r.outcome == Outcome::Failed);
+        let by_types = count(&|r| r.is_decided_by_the_types());
+        let skipped = count(&|r| r.outcome == Outcome::Skipped) - by_types;
+        let untested = count(&|r| r.outcome == Outcome::Untested);
+        writeln!(
+            out,
+            "{:<width$}  {passed:>6}  {failed:>6}  {skipped:>7}  {by_types:>8}  {untested:>8}",
+            cut(name, width)
+        )?;
+        if let Some(f) = mine.iter().find(|r| r.outcome == Outcome::Failed) {
+            let more = if failed > 1 {
+                format!(" (and {} more)", failed - 1)
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "    first failure{more}: {}",
+                cut(
+                    &format!("{}::{}: {}", f.verification, f.test, f.detail),
+                    SUMMARY_MESSAGE_WIDTH
+                )
+            )?;
+        }
+        for k in mine
+            .iter()
+            .filter(|r| r.outcome == Outcome::Skipped && r.detail.starts_with("KNOWN FAILURE"))
+        {
+            writeln!(
+                out,
+                "    known failure: {}",
+                cut(
+                    &format!("{}::{}", k.verification, k.test),
+                    SUMMARY_MESSAGE_WIDTH
+                )
+            )?;
+        }
+        for d in mine.iter().filter(|r| {
+            r.test == "declaration_max_supported_subscribers" && r.outcome == Outcome::Skipped
+        }) {
+            writeln!(
+                out,
+                "    note: {}: max_supported_subscribers undeclared, its multicast checks skipped",
+                d.verification
+            )?;
+        }
     }
     Ok(())
 }

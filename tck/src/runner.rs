@@ -45,7 +45,7 @@
 //! }
 //! let suites = vec![rs_tck::publisher::verify("range", Range)];
 //! let records = run(&suites, &RunOptions { threads: 4, progress: false });
-//! assert_eq!(records.len(), 40);
+//! assert_eq!(records.len(), 46);
 //! assert!(records.iter().all(|r| r.outcome != rs_tck::outcome::Outcome::Failed));
 //! ```
 
@@ -59,19 +59,37 @@ use crate::report::{self, Record, Totals};
 use crate::suite::Suite;
 
 /// The usage text of [`main`].
-pub const USAGE: &str = "usage: [--json FILE] [--threads N] [FILTER]\n\
+pub const USAGE: &str = "usage: [--full | --summary] [--json FILE] [--threads N] [FILTER]\n\
     Runs every verification over every registered implementation.\n\
+    --full     a table per implementation: every test with its rule, outcome and reason \
+    (the default when stdout is not a terminal)\n\
+    --summary  one line per implementation, with its first failure (the default on a terminal)\n\
     FILTER keeps the tests whose `implementation::verification::test` name contains it.";
 
-/// The command line of a runner binary: `[--json FILE] [--threads N] [FILTER]`. Runs `suites`
-/// (those whose `implementation::verification::test` name contains FILTER), prints a table per
-/// implementation and, last, `N passed, N failed, N skipped` (untested counted as skipped);
-/// writes the records as JSON to FILE if asked. Returns failure if any test failed, 2 on a bad
-/// command line.
+/// What the runner prints before its totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// Every test of every implementation ([`report::write_tables`]).
+    Full,
+    /// One line per implementation ([`report::write_summary`]).
+    Summary,
+}
+
+/// The command line of a runner binary: `[--full | --summary] [--json FILE] [--threads N]
+/// [FILTER]`. Runs `suites` (those whose `implementation::verification::test` name contains
+/// FILTER) and prints the one-screen summary (the default on a terminal) or a table per
+/// implementation (`--full`, the default otherwise) and, last, `N passed, N failed, N skipped`
+/// (untested counted as skipped) in both; writes the records as JSON to FILE if asked. Returns
+/// failure if any test failed, 2 on a bad command line.
 pub fn main(suites: Vec<Suite>) -> ExitCode {
     let mut json: Option<PathBuf> = None;
     let mut threads = 8usize;
     let mut filter: Option<String> = None;
+    let mut report = if std::io::stdout().is_terminal() {
+        Report::Summary
+    } else {
+        Report::Full
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -83,6 +101,8 @@ pub fn main(suites: Vec<Suite>) -> ExitCode {
                 Some(n) => threads = n,
                 None => return usage("--threads needs a number"),
             },
+            "--full" => report = Report::Full,
+            "--summary" => report = Report::Summary,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -108,7 +128,11 @@ pub fn main(suites: Vec<Suite>) -> ExitCode {
     let records = run(&suites, &options);
 
     let mut out = std::io::stdout().lock();
-    if let Err(e) = report::write_tables(&mut out, &records) {
+    let written = match report {
+        Report::Full => report::write_tables(&mut out, &records),
+        Report::Summary => report::write_summary(&mut out, &records),
+    };
+    if let Err(e) = written {
         eprintln!("rs-tck: cannot write the report: {e}");
         return ExitCode::FAILURE;
     }
@@ -119,12 +143,23 @@ pub fn main(suites: Vec<Suite>) -> ExitCode {
         }
     }
     let totals = Totals::of(&records);
+    let by_types = records
+        .iter()
+        .filter(|r| r.is_decided_by_the_types())
+        .count();
     let _ = writeln!(
         out,
-        "\n{} suite(s), {} test(s); untested ({}) are counted as skipped",
+        "\n{} suite(s), {} test(s); skipped counts the {} decided by the types and the {} \
+         untested{}",
         suites.len(),
         records.len(),
-        totals.untested
+        by_types,
+        totals.untested,
+        if report == Report::Summary {
+            "; --full lists every test with its reason"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(out, "{}", totals.summary_line());
     if totals.failed > 0 {

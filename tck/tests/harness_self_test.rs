@@ -35,6 +35,19 @@ fn panics(_: &(), _: &TestEnvironment) -> TestResult {
     panic!("on purpose: the panic's message")
 }
 
+/// Notes what went wrong, then floods its output (more than the failure quotes of it) and
+/// aborts: the note must open the failure all the same (issue 20, item 8).
+fn notes_then_aborts(_: &(), _: &TestEnvironment) -> TestResult {
+    eprintln!(
+        "{}rule 9.5: the thing the scenario waited for never happened",
+        rs_tck::harness::NOTE_PREFIX
+    );
+    for i in 0..500 {
+        eprintln!("noise line {i}: loom's thread dump, a backtrace, ...");
+    }
+    std::process::abort()
+}
+
 fn fails_naming_its_rule(_: &(), _: &TestEnvironment) -> TestResult {
     Err(Stop::failed("rule 9.4: the rule found broken, named once"))
 }
@@ -53,6 +66,7 @@ fn suite() -> Suite {
         TestSpec::new("d_panics", "", "9.3", panics),
         TestSpec::new("e_passes", "", "", passes),
         TestSpec::new("f_fails_naming_its_rule", "", "9.4", fails_naming_its_rule),
+        TestSpec::new("g_notes_then_aborts", "", "9.5", notes_then_aborts),
     ];
     Suite::new("harness", "self_test", Timeouts::default(), (), specs).isolated()
 }
@@ -91,7 +105,13 @@ fn isolation_reports_an_abort_and_keeps_the_others() -> Result<(), libtest_mimic
         line("e_passes").ends_with("ok"),
         "e_passes, after the abort, must pass",
     )?;
-    for name in ["b_fails", "c_aborts", "d_panics", "f_fails_naming_its_rule"] {
+    for name in [
+        "b_fails",
+        "c_aborts",
+        "d_panics",
+        "f_fails_naming_its_rule",
+        "g_notes_then_aborts",
+    ] {
         expect(line(name).ends_with("FAILED"), &format!("{name} must fail"))?;
     }
     expect(
@@ -113,8 +133,15 @@ fn isolation_reports_an_abort_and_keeps_the_others() -> Result<(), libtest_mimic
         "a failure that names its rule, without the prefix repeated (issue #9 item 10)",
     )?;
     expect(
-        text.contains("2 passed; 4 failed"),
-        "the totals: 2 passed, 4 failed",
+        text.contains(
+            "rule 9.5: the thing the scenario waited for never happened (the test's process \
+             ended without an outcome",
+        ),
+        "an aborted test's note opens its failure, ahead of the output's end",
+    )?;
+    expect(
+        text.contains("2 passed; 5 failed"),
+        "the totals: 2 passed, 5 failed",
     )?;
     Ok(())
 }

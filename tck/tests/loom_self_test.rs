@@ -385,3 +385,126 @@ fn spec205_scenario_should_fail_by_a_load_then_a_store_on_two_clones() {
         "rule 2.5: 2 subscriptions kept",
     );
 }
+
+// ------------------------------------------------------------------------------------------
+// Issue 21, item 7: the 2.5 scenario nudges the subscriber as the blackbox verification does.
+
+/// Requests only when the verification's `trigger_request` tells it to; keeps the first
+/// subscription (one compare-exchange on a flag its clones share), cancels any other.
+#[derive(Clone)]
+struct OnDemand {
+    subscribed: rs_impl::loom::sync::Arc<AtomicBool>,
+    kept: rs_impl::loom::sync::Arc<Mutex<Option<SubscriptionRef>>>,
+}
+
+impl Subscriber<u64> for OnDemand {
+    fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if self
+            .subscribed
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            *self.kept.lock() = Some(subscription);
+        } else {
+            subscription.cancel(); // 2.5
+        }
+    }
+    fn on_next(&mut self, _item: u64) {}
+    fn on_error(&mut self, _error: Error) {}
+    fn on_complete(&mut self) {}
+}
+
+struct Nudged;
+
+impl Nudged {
+    fn subscriber() -> OnDemand {
+        OnDemand {
+            subscribed: rs_impl::loom::sync::Arc::new(AtomicBool::new(false)),
+            kept: rs_impl::loom::sync::Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+impl SubscriberBlackboxVerification for Nudged {
+    type Item = u64;
+
+    fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
+        Nudged::subscriber()
+    }
+
+    fn create_element(&self, element: u64) -> u64 {
+        element
+    }
+
+    fn trigger_request(&self, subscriber: &mut dyn std::any::Any) {
+        let s = subscriber.downcast_mut::<OnDemand>().expect("an OnDemand");
+        if let Some(sub) = s.kept.lock().as_ref() {
+            sub.request(1);
+        }
+    }
+
+    fn create_cloneable_subscriber(&self) -> Option<impl Subscriber<u64> + Clone + 'static> {
+        Some(Nudged::subscriber())
+    }
+}
+
+#[test]
+fn spec205_scenario_passes_a_subscriber_that_requests_only_when_nudged() {
+    let o = rs_tck::loom::verify_subscriber("nudged", Nudged).tests[0].run();
+    assert_eq!(o.outcome, Outcome::Passed, "{}", o.detail);
+}
+
+// ------------------------------------------------------------------------------------------
+// Issue 20, item 8: a publisher on a plain std thread (which loom cannot see) is reported as
+// that, not as the deadlock that follows ("rule 1.9: the publisher never called on_subscribe").
+
+/// Signals everything from a `std::thread`, with std locks: correct, but invisible to loom.
+struct StdThreadPublisher;
+
+struct StdDemand(std::sync::Mutex<u64>, std::sync::Condvar);
+
+impl Subscription for StdDemand {
+    fn request(&self, n: u64) {
+        *self.0.lock().unwrap() += n;
+        self.1.notify_one();
+    }
+    fn cancel(&self) {
+        *self.0.lock().unwrap() = u64::MAX;
+        self.1.notify_one();
+    }
+}
+
+impl Publisher<u64> for StdThreadPublisher {
+    fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+        std::thread::spawn(move || {
+            let demand = std::sync::Arc::new(StdDemand(
+                std::sync::Mutex::new(0),
+                std::sync::Condvar::new(),
+            ));
+            subscriber.on_subscribe(demand.clone());
+            // Waits for demand that never comes (the scenario cannot request): leaked.
+            let mut d = demand.0.lock().unwrap();
+            while *d == 0 {
+                d = demand.1.wait(d).unwrap();
+            }
+        });
+    }
+}
+
+impl PublisherVerification for StdThreadPublisher {
+    type Item = u64;
+
+    fn create_publisher(&self, _elements: u64) -> impl Publisher<u64> + Send + 'static {
+        StdThreadPublisher
+    }
+}
+
+#[test]
+fn spec103_scenario_should_fail_by_signalling_from_a_std_thread() {
+    assert_rejected(
+        "spec103_scenario_should_fail_by_signalling_from_a_std_thread",
+        rs_tck::loom::verify_publisher("std thread", StdThreadPublisher),
+        "required_spec103_concurrent_request_vs_emission",
+        "the publisher called on_subscribe from a thread loom does not know",
+    );
+}

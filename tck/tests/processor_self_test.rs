@@ -2,7 +2,7 @@
 //!
 //! 1. The correct configuration of the test processor (`rs_impl`'s `IdentityProcessor` behind
 //!    knob-free interceptors) passes every check that can fail.
-//! 2. For **every** one of the 70 checks that can fail, at least one deliberately broken
+//! 2. For **every** one of the 77 checks that can fail, at least one deliberately broken
 //!    processor (`…_should_fail_by_…`, built from `support/broken_processor.rs`, whose knobs are
 //!    the broken publisher's downstream, the broken subscriber's upstream, and a few of its
 //!    own) makes exactly that check fail (or, for an optional check, be skipped as unmet) with a
@@ -13,13 +13,14 @@
 
 mod support;
 
+use rs_tck::hints;
 use rs_tck::outcome::Outcome;
-use rs_tck::processor;
+use rs_tck::processor::{self, UpstreamErrorPolicy};
 use support::broken_processor::{BrokenIdentity, ProcKnobs};
 use support::broken_publisher::{Broken, Knobs};
 use support::broken_subscriber::SubKnobs;
 use support::expect::{
-    assert_case, assert_coverage, assert_every_check_has_a_hint, not_passed, Expect,
+    assert_case_with_hint, assert_coverage, assert_every_check_has_a_hint, not_passed, Expect,
 };
 
 fn pubk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
@@ -68,16 +69,29 @@ fn hooks(f: impl FnOnce(&mut Broken)) -> BrokenIdentity {
     }
 }
 
-fn check_case(check: &str, expect: Expect, v: BrokenIdentity, needles: &[&str]) {
-    assert_case(&processor::verify("broken", v), check, expect, needles);
+fn check_case(
+    check: &str,
+    expect: Expect,
+    v: BrokenIdentity,
+    needles: &[&str],
+    hint: Option<&str>,
+) {
+    assert_case_with_hint(
+        &processor::verify("broken", v),
+        check,
+        expect,
+        needles,
+        hint,
+    );
 }
 
 macro_rules! should_fail {
-    ($( $case:ident : $check:ident, $expect:ident, $v:expr, [$($needle:literal),* $(,)?] ;)*) => {
+    ($( $case:ident : $check:ident, $expect:ident, $v:expr, [$($needle:literal),* $(,)?] $(, hint: $hint:expr)? ;)*) => {
         $(
             #[test]
             fn $case() {
-                check_case(stringify!($check), Expect::$expect, $v, &[$($needle),*]);
+                let hint: Option<&str> = None $(.or(Some($hint)))?;
+                check_case(stringify!($check), Expect::$expect, $v, &[$($needle),*], hint);
             }
         )*
         /// (self-test name, check name) of every should-fail case.
@@ -86,9 +100,9 @@ macro_rules! should_fail {
 }
 
 should_fail! {
-    // ---- the 40 publisher tests, through the processor (downstream faults) ----
+    // ---- the 46 publisher tests, through the processor (downstream faults) ----
     p_create_publisher1_should_fail_by_duplicating_an_element:
-        required_create_publisher1_must_produce_a_stream_of_exactly1_element, Fail, pubk(|k| k.len_offset = 1), ["exactly 1 element"];
+        required_create_publisher1_must_produce_a_stream_of_exactly1_element, Fail, pubk(|k| k.len_offset = 1), ["exactly 1 element"], hint: hints::TOO_MANY_ELEMENTS;
     p_create_publisher3_should_fail_by_dropping_an_element:
         required_create_publisher3_must_produce_a_stream_of_exactly3_elements, Fail, pubk(|k| k.len_offset = -1), ["produced only 2 elements"];
     p_validate_max_elements_should_fail_by_exceeding_i64_max:
@@ -104,9 +118,9 @@ should_fail! {
     p_spec104_should_fail_by_a_failed_publisher_without_on_error:
         optional_spec104_must_signal_on_error_when_fails, Fail, failedk(|k| k.no_terminal = true), ["rule 1.4", "on_error"];
     p_spec105_should_fail_by_not_completing:
-        required_spec105_must_signal_on_complete_when_finite_stream_terminates, Fail, pubk(|k| k.no_terminal = true), ["rule 1.5"];
+        required_spec105_must_signal_on_complete_when_finite_stream_terminates, Fail, pubk(|k| k.no_terminal = true), ["rule 1.5"], hint: hints::ELEMENTS_RUN_OUT;
     p_spec105_empty_should_fail_by_not_completing:
-        optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, Unmet, pubk(|k| k.no_terminal = true), ["rule 1.5"];
+        optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, Unmet, pubk(|k| k.no_terminal = true), ["rule 1.5"], hint: hints::ELEMENTS_RUN_OUT;
     p_spec106_should_fail_by_keeping_the_subscriber_after_on_complete:
         untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, Fail, pubk(|k| k.keep_subscriber_after_terminal = true), ["rule 1.6", "still holds the subscriber"];
     p_spec107_should_fail_by_on_next_after_on_complete:
@@ -135,6 +149,16 @@ should_fail! {
         optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Fail, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received", "required"];
     p_spec111_keep_receiving_should_fail_by_dropping_the_earlier_subscriber:
         optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, Fail, pubk(|k| k.drop_earlier_subscriber_on_join = true), ["rule 1.11", "subscriber 1 must keep receiving", "required"];
+    p_spec111_growth_should_fail_by_a_different_sequence_per_subscriber:
+        required_spec111_multicast_must_deliver_every_element_to_every_subscriber_while_its_buffer_grows, Fail, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received element #1"];
+    p_spec213_on_subscribe_should_fail_by_signalling_after_the_panic:
+        required_spec213_must_treat_a_subscriber_that_panics_in_on_subscribe_as_cancelled, Fail, pubk(|k| k.swallow_subscriber_panics = true), ["rule 2.13", "after its on_subscribe panicked"];
+    p_spec213_on_next_should_fail_by_signalling_after_the_panic:
+        required_spec213_must_treat_a_subscriber_that_panics_in_on_next_as_cancelled, Fail, pubk(|k| k.swallow_subscriber_panics = true), ["rule 2.13", "after its on_next panicked"];
+    p_spec213_multicast_should_fail_by_signalling_after_the_panic:
+        required_spec213_multicast_must_keep_serving_the_other_subscribers_when_one_panics, Fail, pubk(|k| k.swallow_subscriber_panics = true), ["rule 2.13", "to subscriber 2 after its on_next panicked"];
+    p_bounded_buffer_should_fail_by_requesting_unbounded_demand_upstream:
+        required_must_not_request_more_from_upstream_than_the_declared_buffer_holds, Fail, prock(|k| k.request_unbounded_upstream = true), ["bounded buffering", "unbounded demand", "declared buffer of 16"];
     p_spec302_should_fail_by_panicking_on_a_reentrant_request:
         required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe, Fail, pubk(|k| k.reentrant_request_panics = true), ["rule 3.2", "re-entrant request"];
     p_spec303_should_fail_by_recursing_without_a_trampoline:
@@ -215,6 +239,13 @@ should_fail! {
         must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, Fail, prock(|k| k.delay_error_until_request = true), ["rule 4.2", "without a request"];
     ip_spec42_should_fail_by_cancelling_the_failed_upstream:
         must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream, Fail, prock(|k| k.cancel_upstream_after_error = true), ["rule 4.2", "cancelled that subscription"];
+    // Issue 21, item 4: an upstream error with elements in flight, held to the declared policy.
+    ip_spec402_in_flight_should_fail_by_holding_the_error_until_a_request:
+        required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight, Fail, prock(|k| k.delay_error_until_request = true), ["rule 4.2", "Immediately", "at once, without a request", "no on_error"], hint: hints::ERROR_IMMEDIATELY;
+    ip_spec402_in_flight_declared_after_held_should_fail_by_an_error_that_overtakes_them:
+        required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight, Fail, BrokenIdentity { error_policy: UpstreamErrorPolicy::AfterHeldElements, ..Default::default() }, ["rule 4.2", "AfterHeldElements", "must wait for the", "unexpected on_error"], hint: hints::ERROR_AFTER_HELD;
+    ip_spec402_in_flight_declared_after_held_should_fail_by_waiting_for_a_request_after_the_last:
+        required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight, Fail, BrokenIdentity { error_policy: UpstreamErrorPolicy::AfterHeldElements, ..prock(|k| { k.error_after_held_elements = true; k.delay_error_until_request = true; }) }, ["rule 4.2", "after the last held element", "no on_error"], hint: hints::ERROR_AFTER_HELD;
     ip_long_ago_should_fail_by_coordinating_without_saying_so:
         required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, Fail, BrokenIdentity { coordinated: false, ..Default::default() }, ["does_coordinated_emission"];
 }
@@ -222,11 +253,29 @@ should_fail! {
 #[test]
 fn every_check_has_a_should_fail_case() {
     let suite = processor::verify("broken", BrokenIdentity::default());
-    assert_eq!(suite.tests.len(), 70);
+    assert_eq!(suite.tests.len(), 77);
     let names: Vec<&str> = suite.tests.iter().map(|t| t.name).collect();
     let cannot_fail = support::cannot_fail::processor();
     assert_coverage(&names, CASES, &cannot_fail);
-    assert!(CASES.len() >= 70 - cannot_fail.len());
+    assert!(CASES.len() >= 77 - cannot_fail.len());
+}
+
+/// Issue 21, item 7: the loom processor scenarios have names of their own, apart from the
+/// publisher and subscriber scenarios of the same rules (and the same hints).
+#[test]
+fn the_loom_processor_scenarios_have_names_of_their_own() {
+    let processor = rs_tck::loom::verify_processor("p", BrokenIdentity::default());
+    let publisher =
+        rs_tck::loom::verify_publisher("p", support::broken_publisher::Broken::correct());
+    assert_eq!(processor.tests.len(), 6);
+    for t in &processor.tests {
+        assert!(t.name.contains("_processor_"), "{}", t.name);
+        assert!(publisher.test(t.name).is_none(), "{}", t.name);
+    }
+    for (p, q) in publisher.tests.iter().zip(&processor.tests) {
+        assert_eq!(p.rule, q.rule);
+        assert_eq!(p.hint, q.hint);
+    }
 }
 
 #[test]
@@ -251,6 +300,24 @@ fn the_test_processor_without_knobs_passes_every_check() {
     }
 }
 
+/// A processor that delivers its held elements before an upstream error passes the in-flight
+/// check when it declares that policy (and the JVM's 4.2 check, where nothing is held).
+#[test]
+fn a_processor_that_errors_after_its_held_elements_passes_when_it_declares_so() {
+    let v = BrokenIdentity {
+        error_policy: UpstreamErrorPolicy::AfterHeldElements,
+        ..prock(|k| k.error_after_held_elements = true)
+    };
+    let suite = processor::verify("after held", v);
+    for name in [
+        "required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight",
+        "must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream",
+    ] {
+        let o = suite.test(name).unwrap().run();
+        assert_eq!(o.outcome, Outcome::Passed, "{name}: {o:?}");
+    }
+}
+
 /// A processor that declares one subscriber at most has its 1.11 checks skipped as not
 /// applicable (and the processor's own two-subscriber check too), not failed.
 #[test]
@@ -261,8 +328,11 @@ fn a_unicast_declaration_skips_the_multicast_checks() {
     };
     let suite = processor::verify("unicast", v);
     let multicast: Vec<_> = suite.tests.iter().filter(|t| t.rule == "1.11").collect();
-    assert_eq!(multicast.len(), 6);
-    for t in multicast {
+    assert_eq!(multicast.len(), 8);
+    for t in multicast
+        .into_iter()
+        .filter(|t| t.name != "declaration_max_supported_subscribers")
+    {
         let o = t.run();
         assert_eq!(o.outcome, Outcome::Skipped, "{}: {o:?}", t.name);
         assert!(o.detail.contains("declares at most 1"), "{}: {o:?}", t.name);

@@ -1,7 +1,7 @@
 //! The batching async boundary: where elements cross from one island to another (seed 001;
 //! Pekko #3288).
 //!
-//! [`Flow::async_boundary`](crate::island::Flow::async_boundary) cuts a flow in two: the
+//! [`Flow::async_boundary`](crate::flow::Flow::async_boundary) cuts a flow in two: the
 //! stages before it run on one island, the stages after it on another, each on a worker of
 //! the [`Runtime`](crate::island::Runtime). Between them sits one **boundary**: a ring of a
 //! power-of-two size that the upstream island (the **output side**) writes into and the
@@ -46,9 +46,9 @@
 //!   subscriber at the end is cancelled, which cancels upstream across every boundary.
 //!
 //! **Only internal boundaries batch.** A user's own [`Subscriber`](rs_api::Subscriber) of a
-//! [`FlowPublisher`](crate::island::FlowPublisher) gets one `on_next` per element; a
+//! [`FlowPublisher`](crate::flow::FlowPublisher) gets one `on_next` per element; a
 //! [`BoundarySubscriber`] subscribed to one of our output sides (a `FlowPublisher`, an
-//! [`IslandProcessor`](crate::island::IslandProcessor)) is recognised and gets batches written
+//! [`IslandProcessor`](crate::flow::IslandProcessor)) is recognised and gets batches written
 //! straight into its ring. A [`BoundarySubscriber`] subscribed to any other publisher takes
 //! one `on_next` at a time, publishing each at once (the latency of a lone element is one
 //! wake-up of its island).
@@ -102,7 +102,7 @@ pub struct BoundaryStats {
     pub grants: u64,
 }
 
-/// The ring size of [`Flow::async_boundary`](crate::island::Flow::async_boundary): elements in
+/// The ring size of [`Flow::async_boundary`](crate::flow::Flow::async_boundary): elements in
 /// flight across one boundary at most (a power of two).
 pub const DEFAULT_BOUNDARY_SIZE: usize = 1024;
 

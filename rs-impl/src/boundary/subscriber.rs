@@ -21,8 +21,8 @@ use crate::loom::sync::Arc;
 /// cancelled). An early element, sent before the first request, is kept if there is room. Completion waits until the island took everything; an error is delivered as
 /// soon as nothing more can be delivered at once, and drops the rest of the buffered input.
 ///
-/// * **From one of ours** (an output side: a [`FlowPublisher`](crate::island::FlowPublisher)
-///   or an [`IslandProcessor`](crate::island::IslandProcessor) subscribed with it): the
+/// * **From one of ours** (an output side: a [`FlowPublisher`](crate::flow::FlowPublisher)
+///   or an [`IslandProcessor`](crate::flow::IslandProcessor) subscribed with it): the
 ///   producing island writes straight into the ring and publishes a batch per run, with one
 ///   wake-up; no `on_next` call, no allocation.
 /// * **From a foreign publisher:** each `on_next` publishes its one element and wakes the
@@ -86,7 +86,7 @@ impl<T> Clone for BoundarySubscriber<T> {
 }
 
 /// The island side of a [`BoundarySubscriber`] made with [`BoundarySubscriber::new`]: hand it
-/// to [`Flow::from_boundary`](crate::island::Flow::from_boundary). One island can consume it.
+/// to [`Flow::from_boundary`](crate::flow::Flow::from_boundary). One island can consume it.
 pub struct BoundaryInput<T> {
     pub(crate) shared: Arc<Shared<T>>,
 }

@@ -12,6 +12,7 @@ use rs_api::{Error, Publisher, Subscriber, SubscriptionRef};
 use super::receptacle::DEFAULT_CAPACITY;
 use super::{Latch, Receptacle};
 use crate::env::{AsyncError, TestEnvironment};
+use crate::hints;
 use crate::outcome::{Stop, TestResult};
 use rs_impl::panics::panic_message;
 
@@ -422,10 +423,14 @@ impl<T: Send + fmt::Debug + 'static> ManualSubscriber<T> {
     ///
     /// A 1.9 failure when it does not come.
     pub fn expect_subscribed(&self) -> TestResult {
-        self.handle.shared.subscribed.expect_close(
-            self.env().default_timeout(),
-            "rule 1.9: the publisher did not call on_subscribe",
-        )
+        self.handle
+            .shared
+            .subscribed
+            .expect_close(
+                self.env().default_timeout(),
+                "rule 1.9: the publisher did not call on_subscribe",
+            )
+            .map_err(|s| s.with_hint(hints::ON_SUBSCRIBE))
     }
 
     /// The environment this probe reports to.
@@ -525,9 +530,10 @@ impl<T: Send + fmt::Debug + 'static> ManualSubscriber<T> {
     pub fn next_element(&self, context: &str) -> TestResult<T> {
         match self.next_element_or_end_of_stream(context)? {
             Some(x) => Ok(x),
-            None => Err(Stop::failed(format!(
-                "{context}: expected an element, got on_complete"
-            ))),
+            None => Err(
+                Stop::failed(format!("{context}: expected an element, got on_complete"))
+                    .with_hint(hints::TOO_FEW_ELEMENTS),
+            ),
         }
     }
 
@@ -601,14 +607,40 @@ impl<T: Send + fmt::Debug + 'static> ManualSubscriber<T> {
         let t = self.env().default_timeout();
         match self.next_signal(t) {
             Some(Signal::Complete) => Ok(()),
+            Some(Signal::Next(x)) => Err(Stop::failed(format!(
+                "{context}: expected on_complete, got on_next({x:?}): an element more than \
+                 expected"
+            ))
+            .with_hint(hints::TOO_MANY_ELEMENTS)),
             Some(other) => Err(Stop::failed(format!(
                 "{context}: expected on_complete, got {other}"
             ))),
-            None => Err(Stop::failed(format!(
-                "{context}: no on_complete within {} ms",
-                t.as_millis()
-            ))),
+            None => {
+                let outstanding = self.outstanding();
+                if outstanding == 0 {
+                    Err(Stop::failed(format!(
+                        "{context}: no on_complete within {} ms after the last element, with \
+                         no demand left (the publisher waits for a request to discover its \
+                         end?)",
+                        t.as_millis()
+                    ))
+                    .with_hint(hints::LOOK_AHEAD))
+                } else {
+                    Err(Stop::failed(format!(
+                        "{context}: no on_complete within {} ms ({outstanding} requested and \
+                         not delivered)",
+                        t.as_millis()
+                    ))
+                    .with_hint(hints::ELEMENTS_RUN_OUT))
+                }
+            }
         }
+    }
+
+    /// The demand requested through this probe and not yet delivered.
+    pub fn outstanding(&self) -> u64 {
+        let st = self.handle.shared.lock();
+        st.requested.saturating_sub(st.delivered)
     }
 
     /// Expects `on_error` as the next signal, within the default timeout; returns the error.
@@ -657,5 +689,6 @@ where
             "rule 1.9: subscribe must return normally, but it panicked: {}",
             panic_message(&*p)
         ))
+        .with_hint(hints::MUST_NOT_PANIC)
     })
 }

@@ -2,7 +2,8 @@
 //!
 //! The JVM TCK samples rule 1.3 over 100 runs and cannot observe happens-before at all; it
 //! never checks cancel racing emission, terminal signals racing an element in flight, or two
-//! `on_subscribe` calls racing (spec rules §5). These scenarios run those races inside
+//! `on_subscribe` calls racing (its 2.5 stress test was abandoned: reactive-streams-jvm #427,
+//! #428). These scenarios run those races inside
 //! a loom model, which — in a build with `RUSTFLAGS="--cfg rs_loom"` — explores every
 //! interleaving of the threads involved with at most [`DEFAULT_PREEMPTION_BOUND`] (2)
 //! preemptions each, or `LOOM_MAX_PREEMPTIONS` when that is set. The scenarios set the bound
@@ -18,7 +19,7 @@
 //! |---|---|---|---|
 //! | [`verify_publisher`] | a [`PublisherVerification`] | `loom_publisher` | the five publisher scenarios |
 //! | [`verify_subscriber`] | a [`SubscriberBlackboxVerification`] | `loom_subscriber` | the 2.5 scenario |
-//! | [`verify_processor`] | an [`IdentityProcessorVerification`] | `loom_processor` | the five publisher scenarios on the processor fed by a helper publisher (a buffer of [`PROCESSOR_BUFFER_SIZE`], so it refills within the scenario), and the 2.5 scenario on the processor as a subscriber (on two clones of it) |
+//! | [`verify_processor`] | an [`IdentityProcessorVerification`] | `loom_processor` | the five publisher scenarios on the processor fed by a helper publisher (a buffer of [`PROCESSOR_BUFFER_SIZE`], so it refills within the scenario), and the 2.5 scenario on the processor as a subscriber (on two clones of it); each under a name of its own, `processor_` after the rule (`required_spec103_processor_concurrent_request_vs_emission`, …, `required_spec205_processor_racing_on_subscribe`) |
 //!
 //! Each returns a [`Suite`]: one `cargo test` test per scenario, named after its rules, through
 //! [`tck_main!`](crate::tck_main). The suites are [isolated](Suite::isolated): under the
@@ -33,9 +34,22 @@
 //!
 //! # What your implementation needs
 //!
+//! In your crate, tell the compiler about the `rs_loom` cfg, or every `#[cfg(rs_loom)]` warns
+//! (`unexpected cfg condition name: rs_loom`):
+//!
+//! ```toml
+//! # Cargo.toml
+//! [lints.rust]
+//! unexpected_cfgs = { level = "warn", check-cfg = ["cfg(rs_loom)"] }
+//! ```
+//!
 //! Build it on `rs-impl`'s facade ([`rs_impl::loom`]: its atomics, mutexes, `Arc`, threads), or
 //! on loom's types directly under `cfg(rs_loom)`, so that loom sees its synchronisation. Code
-//! on plain `std` types still runs, but loom cannot explore or check what it does not see. In a
+//! on plain `std` locks and atomics still runs, but loom cannot explore or check what it does
+//! not see. A publisher that signals from a plain `std::thread` (or a thread pool's) is
+//! detected — every model thread runs on the thread that called the model — and the scenario
+//! fails saying so ("the publisher called on_subscribe from a thread loom does not know …"),
+//! not with the deadlock that follows ("rule 1.9: the publisher never called on_subscribe"). In a
 //! normal build each scenario runs once with std types (a smoke test; a wait that lasts more
 //! than 10 s fails naming the rule it waited for). The factory is called inside the model
 //! (loom's types can only be created there), once per interleaving.
@@ -61,7 +75,7 @@
 //! | `required_spec107_complete_racing_on_next` | 1.7, 1.6, 3.13 | 2 elements; the probe requests 1 from `on_subscribe`, then the subscribing thread and another thread request 1 each at once, so the last `on_next` and the `on_complete` race a request: both elements, exactly one `on_complete`, nothing after it, the subscriber dropped |
 //! | `required_spec107_error_racing_on_next` | 1.7, 3.9 | 3 elements; the probe requests 1 from `on_subscribe` and 1 re-entrantly from the first `on_next`, while another thread calls `request(0)`, so the rule 3.9 `on_error` races the elements in flight: exactly one `on_error`, naming rule 3.9, no `on_complete`, nothing after the error, at most 2 elements |
 //! | `required_spec312_cancel_racing_emission` | 3.5–3.7, 3.12, 3.13, 1.8 | 3 elements; the probe requests 1 from `on_subscribe` while one thread cancels and another requests 1 and then cancels too; then `request(1)` and `cancel()` once more, after both cancels returned: at most the 2 elements requested before (a third one breaks 3.6: the late request added demand), no terminal signal, the extra calls are no-ops (3.6, 3.7), and the publisher drops the subscriber (3.13) |
-//! | `required_spec205_racing_on_subscribe` | 2.5 | two threads — two publishers, say — call `on_subscribe` with their own subscription at once, in either order: on two clones of the subscriber when the verification gives a cloneable one ([`create_cloneable_subscriber`](SubscriberBlackboxVerification::create_cloneable_subscriber)), otherwise on the one subscriber behind a lock (`on_subscribe` takes `&mut self`). Exactly one subscription is kept (requested from, not cancelled), the other is cancelled and never requested from |
+//! | `required_spec205_racing_on_subscribe` | 2.5 | two threads — two publishers, say — call `on_subscribe` with their own subscription at once, in either order: on two clones of the subscriber when the verification gives a cloneable one ([`create_cloneable_subscriber`](SubscriberBlackboxVerification::create_cloneable_subscriber)), otherwise on the one subscriber behind a lock (`on_subscribe` takes `&mut self`). Then, as the blackbox verification does, the verification's [`trigger_request`](SubscriberBlackboxVerification::trigger_request) nudges it (on the cloneable subscriber when there is one), so a subscriber that requests only when told to passes. Exactly one subscription is kept (requested from, not cancelled), the other is cancelled and never requested from |
 //!
 //! In every publisher scenario the probe books each `request` before it is made, from every
 //! thread, and checks each `on_next` against the demand booked so far (1.1). Each scenario uses
@@ -77,8 +91,12 @@
 //! (not 1.1: the scenario knows which requests came after the cancel). Other failures come from
 //! loom itself: a *deadlock* means that something the scenario waits for never came in that
 //! interleaving, and the failure says what, with its rule (an element, 3.8; the terminal
-//! signal, 1.5 or 3.9; the publisher dropping the subscriber after cancel, 3.13; the process
-//! output has the same line when the deadlock aborts it); *Arc leaked* means a loom `Arc`
+//! signal, 1.5 or 3.9; the publisher dropping the subscriber after cancel, 3.13). When the
+//! failure aborts the process (a deadlock while other model threads are suspended, a panic in a
+//! destructor), the scenario notes what never happened, and the violation, on lines of their
+//! own ([`NOTE_PREFIX`](crate::harness::NOTE_PREFIX)), and the harness puts them first in the
+//! failure, ahead of the end of the output (which can be long: loom's thread dump). *Arc
+//! leaked* means a loom `Arc`
 //! outlived the interleaving (often a subscriber that was never dropped). Rerun a failing
 //! scenario with `LOOM_LOG=trace LOOM_LOCATION=1 LOOM_MAX_PREEMPTIONS=2` to see the
 //! interleaving (the trace needs `LOOM_MAX_PREEMPTIONS` set).
@@ -250,8 +268,18 @@ pub fn verify_processor<V: IdentityProcessorVerification>(
         v,
         buffer: PROCESSOR_BUFFER_SIZE,
     });
-    let p = publisher_suite(implementation.clone(), PROCESSOR, as_publisher);
-    let s = subscriber_suite(implementation.clone(), PROCESSOR, as_subscriber);
+    let p = suite(
+        implementation.clone(),
+        PROCESSOR,
+        as_publisher,
+        processor_publisher_specs(),
+    );
+    let s = suite(
+        implementation.clone(),
+        PROCESSOR,
+        as_subscriber,
+        processor_subscriber_specs(),
+    );
     Suite {
         implementation,
         verification: PROCESSOR,
@@ -306,6 +334,32 @@ fn publisher_specs<V: PublisherVerification>() -> Vec<TestSpec<Subject<V>>> {
         required_spec312_cancel_racing_emission, "", "3.12",
             "after cancel (from any thread, twice), does emission stop, do later request and cancel calls do nothing, and is the subscriber dropped, in every interleaving?";
     ]
+}
+
+/// The publisher scenarios on a processor: the same bodies and hints, each name with
+/// `processor_` after its rule.
+fn processor_publisher_specs<V: PublisherVerification>() -> Vec<TestSpec<Subject<V>>> {
+    let hints: Vec<&'static str> = publisher_specs::<V>().iter().map(|t| t.hint).collect();
+    let mut specs = specs![V, scenarios:
+        required_spec103_processor_concurrent_request_vs_emission, "", "1.3", "";
+        required_spec303_processor_reentrant_and_concurrent_request, "", "3.3", "";
+        required_spec107_processor_complete_racing_on_next, "", "1.7", "";
+        required_spec107_processor_error_racing_on_next, "", "1.7", "";
+        required_spec312_processor_cancel_racing_emission, "", "3.12", "";
+    ];
+    for (spec, hint) in specs.iter_mut().zip(hints) {
+        spec.hint = hint;
+    }
+    specs
+}
+
+/// The subscriber scenario on a processor.
+fn processor_subscriber_specs<V: SubscriberBlackboxVerification>() -> Vec<TestSpec<Subject<V>>> {
+    let mut specs = specs![V, scenarios:
+        required_spec205_processor_racing_on_subscribe, "", "2.5", "";
+    ];
+    specs[0].hint = subscriber_specs::<V>()[0].hint;
+    specs
 }
 
 /// The subscriber scenario.

@@ -69,10 +69,25 @@ fn lock_std<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Loom's words for a deadlock (the start of its panic message).
 const LOOM_DEADLOCK: &str = "deadlock; threads =";
 
+/// The OS thread every model thread runs on (loom runs them as coroutines of the thread that
+/// called `model`): a signal from any other thread comes from a thread loom does not know.
+static MODEL_THREAD: StdMutex<Option<std::thread::ThreadId>> = StdMutex::new(None);
+
+/// The first signal that came from a thread loom does not know, phrased as the failure.
+static FOREIGN: StdMutex<Option<String>> = StdMutex::new(None);
+
+/// Prints `line` as a note the `cargo test` harness puts first in the failure of an aborted
+/// scenario ([`crate::harness::NOTE_PREFIX`]).
+fn note(line: &str) {
+    eprintln!("{}{line}", crate::harness::NOTE_PREFIX);
+}
+
 /// Installs (once) a panic hook that, when loom reports a deadlock, prints what the scenario
-/// was waiting for: that names the rule even when the deadlock aborts the process (the hook
-/// runs before any unwinding). Call it before each model: it also forgets the waits of the
-/// last one (the stacks of threads blocked in a deadlock are not unwound).
+/// was waiting for, and for a violation (a panic whose message names a rule) prints that: each
+/// as a note that the harness puts first in the failure even when the panic aborts the process
+/// (the hook runs before any unwinding). Call it before each model: it also forgets the waits
+/// and the foreign signal of the last one (the stacks of threads blocked in a deadlock are not
+/// unwound).
 pub(super) fn note_deadlocks() {
     static ONCE: Once = Once::new();
     if !rs_impl::loom::IS_LOOM {
@@ -80,6 +95,8 @@ pub(super) fn note_deadlocks() {
     }
     lock_std(&WAITING).clear();
     lock_std(&DEADLOCKED_WAITING).take();
+    lock_std(&FOREIGN).take();
+    *lock_std(&MODEL_THREAD) = Some(std::thread::current().id());
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
@@ -91,20 +108,58 @@ pub(super) fn note_deadlocks() {
                 .or_else(|| info.payload().downcast_ref::<&str>().copied())
                 .unwrap_or("");
             if message.starts_with(LOOM_DEADLOCK) {
+                if let Some(foreign) = lock_std(&FOREIGN).clone() {
+                    note(&foreign);
+                }
                 let waits = lock_std(&WAITING).join("; ");
                 if !waits.is_empty() {
-                    eprintln!("rs-tck loom: deadlocked while waiting: {waits}");
+                    note(&format!(
+                        "{waits} (loom found a deadlock: an interleaving in which this never \
+                         happens)"
+                    ));
                     *lock_std(&DEADLOCKED_WAITING) = Some(waits);
                 }
+            } else if message.starts_with("rule ") {
+                note(message);
             }
         }));
     });
 }
 
-/// A scenario's failure message for a panic with `message`: a deadlock found by loom is
-/// reported as what the scenario was waiting for (which names the rule), then loom's words.
+/// Whether the calling thread is one loom does not know (not the model's), in a loom build. The
+/// first time a probe signal comes from one, `signal` is recorded and noted as the failure.
+fn foreign(signal: &str) -> bool {
+    if !rs_impl::loom::IS_LOOM {
+        return false;
+    }
+    let model = *lock_std(&MODEL_THREAD);
+    if model.is_none_or(|m| m == std::thread::current().id()) {
+        return false;
+    }
+    let mut first = lock_std(&FOREIGN);
+    if first.is_none() {
+        let line = format!(
+            "the publisher called {signal} from a thread loom does not know (a std::thread, or \
+             a thread pool's): loom can neither see nor explore what it does. Spawn the \
+             publisher's threads with rs_impl::loom::thread::spawn, and build its locks and \
+             atomics on rs_impl::loom (or loom's types under cfg(rs_loom))"
+        );
+        note(&line);
+        *first = Some(line);
+    }
+    true
+}
+
+/// A scenario's failure message for a panic with `message`: a signal from a thread loom does
+/// not know is reported as that first (what loom then reports follows from it); a deadlock
+/// found by loom is reported as what the scenario was waiting for (which names the rule), then
+/// loom's words.
 pub(super) fn explain(message: String) -> String {
-    match lock_std(&DEADLOCKED_WAITING).take() {
+    let waits = lock_std(&DEADLOCKED_WAITING).take();
+    if let Some(foreign) = lock_std(&FOREIGN).take() {
+        return format!("{foreign} (then loom reported: {message})");
+    }
+    match waits {
         Some(waits) if message.starts_with(LOOM_DEADLOCK) => {
             format!("{waits} (loom found an interleaving in which it never happens: {message})")
         }
@@ -292,7 +347,9 @@ impl Record {
 
 /// The probe subscriber.
 pub(super) struct Probe<T> {
-    record: Arc<Record>,
+    /// Always `Some` but in `drop`: taken there, and leaked when a thread loom does not know
+    /// drops the probe (loom's types cannot be dropped from it).
+    record: Option<Arc<Record>>,
     initial: u64,
     /// `Some((k, n))`: request `n` re-entrantly from inside the `k`-th `on_next` (1-based).
     reentrant: Option<(u64, u64)>,
@@ -316,6 +373,12 @@ impl<T> fmt::Debug for Probe<T> {
 }
 
 impl<T> Probe<T> {
+    fn rec(&self) -> &Arc<Record> {
+        self.record
+            .as_ref()
+            .expect("the record is taken only in drop")
+    }
+
     pub(super) fn new(
         record: &Arc<Record>,
         initial: u64,
@@ -324,7 +387,7 @@ impl<T> Probe<T> {
         let token = StdArc::new(());
         let weak = StdArc::downgrade(&token);
         let probe = Probe {
-            record: record.clone(),
+            record: Some(record.clone()),
             initial,
             reentrant,
             subscription: None,
@@ -338,29 +401,29 @@ impl<T> Probe<T> {
     }
 
     fn enter(&self, signal: &str) {
-        if self.record.in_signal.swap(true, Ordering::Relaxed) {
-            self.record.violation(format!(
+        if self.rec().in_signal.swap(true, Ordering::Relaxed) {
+            self.rec().violation(format!(
                 "rule 1.3: {signal} overlaps another signal (concurrent, or nested by recursion, 3.3)"
             ));
         }
         if self.terminated {
-            self.record
+            self.rec()
                 .violation(format!("rule 1.7: {signal} after the terminal signal"));
         }
         if !self.subscribed && signal != "on_subscribe" {
-            self.record
+            self.rec()
                 .violation(format!("rule 1.9: {signal} before on_subscribe"));
         }
     }
 
     fn exit(&self) {
-        self.record.in_signal.store(false, Ordering::Relaxed);
+        self.rec().in_signal.store(false, Ordering::Relaxed);
     }
 
     fn terminal(&mut self, error: Option<Error>) {
         self.terminated = true;
         self.subscription = None; // 2.3, 2.4: dropped without being called
-        self.record.update(|p| match error {
+        self.rec().update(|p| match error {
             Some(e) => {
                 p.errors += 1;
                 p.last_error = Some(e.to_string());
@@ -372,15 +435,18 @@ impl<T> Probe<T> {
 
 impl<T: Send> Subscriber<T> for Probe<T> {
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
+        if foreign("on_subscribe") {
+            return; // loom's types cannot be used from this thread
+        }
         self.enter("on_subscribe");
         if self.subscribed {
-            self.record
+            self.rec()
                 .violation("rule 1.9/2.12: on_subscribe twice".to_owned());
         }
         self.subscribed = true;
         let s = subscription.clone();
         let initial = self.initial;
-        self.record.update(|p| {
+        self.rec().update(|p| {
             p.subscription = Some(s);
             p.requested = p.requested.saturating_add(initial);
         });
@@ -392,10 +458,13 @@ impl<T: Send> Subscriber<T> for Probe<T> {
     }
 
     fn on_next(&mut self, _item: T) {
+        if foreign("on_next") {
+            return;
+        }
         self.enter("on_next");
         self.received += 1;
         let received = self.received;
-        self.record.update(|p| {
+        self.rec().update(|p| {
             p.received = received;
             // 1.1 against every request booked so far; within the demand of requests made
             // after cancel, the fault is that those added demand (3.6).
@@ -413,17 +482,17 @@ impl<T: Send> Subscriber<T> for Probe<T> {
             }
         });
         // After the lock is released: see `Record::shadow`.
-        let seen = self.record.shadow.load(Ordering::Relaxed);
+        let seen = self.rec().shadow.load(Ordering::Relaxed);
         if seen + 1 != received {
-            self.record.violation(format!(
+            self.rec().violation(format!(
                 "rule 1.3: on_next #{received} does not happen-after on_next #{seen}+1 (signals handed between threads without synchronisation)"
             ));
         }
-        self.record.shadow.store(received, Ordering::Relaxed);
+        self.rec().shadow.store(received, Ordering::Relaxed);
         if let Some((k, n)) = self.reentrant {
             if k == received {
                 if let Some(s) = &self.subscription {
-                    self.record
+                    self.rec()
                         .update(|p| p.requested = p.requested.saturating_add(n));
                     s.request(n); // 3.2
                 }
@@ -433,12 +502,18 @@ impl<T: Send> Subscriber<T> for Probe<T> {
     }
 
     fn on_error(&mut self, error: Error) {
+        if foreign("on_error") {
+            return;
+        }
         self.enter("on_error");
         self.terminal(Some(error));
         self.exit();
     }
 
     fn on_complete(&mut self) {
+        if foreign("on_complete") {
+            return;
+        }
         self.enter("on_complete");
         self.terminal(None);
         self.exit();
@@ -448,6 +523,14 @@ impl<T: Send> Subscriber<T> for Probe<T> {
 impl<T> Drop for Probe<T> {
     fn drop(&mut self) {
         drop(self.token.take());
-        self.record.update(|p| p.dropped = true);
+        let record = self.record.take();
+        if foreign("drop (of the subscriber)") {
+            // The loom types inside cannot be touched (not even dropped) from this thread.
+            std::mem::forget(record);
+            return;
+        }
+        if let Some(record) = record {
+            record.update(|p| p.dropped = true);
+        }
     }
 }

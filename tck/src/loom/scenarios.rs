@@ -164,6 +164,55 @@ pub(super) fn required_spec312_cancel_racing_emission<V: PublisherVerification>(
     })
 }
 
+// The processor scenarios: the same bodies, under names of their own (a report then tells a
+// processor's scenario from a publisher's or a subscriber's of the same rule).
+
+pub(super) fn required_spec103_processor_concurrent_request_vs_emission<
+    V: PublisherVerification,
+>(
+    s: &Subject<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    required_spec103_concurrent_request_vs_emission(s, env)
+}
+
+pub(super) fn required_spec303_processor_reentrant_and_concurrent_request<
+    V: PublisherVerification,
+>(
+    s: &Subject<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    required_spec303_reentrant_and_concurrent_request(s, env)
+}
+
+pub(super) fn required_spec107_processor_complete_racing_on_next<V: PublisherVerification>(
+    s: &Subject<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    required_spec107_complete_racing_on_next(s, env)
+}
+
+pub(super) fn required_spec107_processor_error_racing_on_next<V: PublisherVerification>(
+    s: &Subject<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    required_spec107_error_racing_on_next(s, env)
+}
+
+pub(super) fn required_spec312_processor_cancel_racing_emission<V: PublisherVerification>(
+    s: &Subject<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    required_spec312_cancel_racing_emission(s, env)
+}
+
+pub(super) fn required_spec205_processor_racing_on_subscribe<V: SubscriberBlackboxVerification>(
+    s: &Subject<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    required_spec205_racing_on_subscribe(s, env)
+}
+
 pub(super) fn required_spec205_racing_on_subscribe<V: SubscriberBlackboxVerification>(
     s: &Subject<V>,
     _env: &TestEnvironment,
@@ -187,6 +236,9 @@ pub(super) fn required_spec205_racing_on_subscribe<V: SubscriberBlackboxVerifica
                 };
                 Subscriber::<V::Item>::on_subscribe(&mut second, b.clone());
                 other.join().expect("subscribing thread");
+                // As the blackbox verification does: nudge a subscriber that requests only
+                // when told to (serially with the signals: both calls have returned).
+                v.trigger_request(&mut second);
                 drop(second);
             }
             // One subscriber: the calls can only race behind a lock.
@@ -201,6 +253,7 @@ pub(super) fn required_spec205_racing_on_subscribe<V: SubscriberBlackboxVerifica
                 };
                 Subscriber::<V::Item>::on_subscribe(&mut *subscriber.lock(), b.clone());
                 other.join().expect("subscribing thread");
+                v.trigger_request(&mut *subscriber.lock());
                 drop(subscriber);
             }
         }

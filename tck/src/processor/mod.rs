@@ -1,6 +1,6 @@
-//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, 70 tests:
-//! the 40 publisher tests and the 27 whitebox subscriber tests re-run through the processor
-//! (rule 4.1), plus the processor's own three.
+//! Identity processor verification: the JVM TCK's `IdentityProcessorVerification`, 77 tests:
+//! the 46 publisher tests and the 27 whitebox subscriber tests re-run through the processor
+//! (rule 4.1), plus the processor's own four.
 //!
 //! Implement [`IdentityProcessorVerification`] and run it with [`verify`]; the same value runs
 //! the loom scenarios on the processor ([`loom::verify_processor`](crate::loom::verify_processor)):
@@ -23,7 +23,7 @@
 //!     fn does_coordinated_emission(&self) -> bool { true }
 //! }
 //! let suite = rs_tck::processor::verify("identity", Identity);
-//! assert_eq!(suite.tests.len(), 70);
+//! assert_eq!(suite.tests.len(), 77);
 //! let t = suite.test("must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream");
 //! assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
 //! ```
@@ -34,7 +34,7 @@
 //! state, as processors in Rust are: one clone is subscribed upstream (the processor as a
 //! subscriber), the others serve downstream subscribers (the processor as a publisher).
 //!
-//! * **As a publisher** (the 40 [publisher tests](crate::publisher)): `create_publisher(n)`
+//! * **As a publisher** (the 46 [publisher tests](crate::publisher)): `create_publisher(n)`
 //!   creates a processor with [`processor_buffer_size`](IdentityProcessorVerification::processor_buffer_size)
 //!   (default 16) and subscribes it to a helper publisher of `n` elements made by
 //!   `create_element`; the failed publisher is
@@ -52,7 +52,12 @@
 //!   are the processor's own here: 3.15 and 3.16 (untested for a plain subscriber, whose
 //!   subscription is the TCK's) check the processor's downstream subscription: `cancel` and
 //!   `request` (including `request(0)`, which must come back as `on_error`) return normally.
-//! * **Its own three tests**, with a [`ManualPublisher`] upstream and [`ManualSubscriber`]s
+//!   The bounded-buffering check runs the processor over a tapped helper upstream
+//!   ([`UpstreamTap`]) and holds it to [`max_buffered_elements`](IdentityProcessorVerification::max_buffered_elements)
+//!   (default: the buffer size it was created with); the multicast checks of our own (buffer
+//!   growth, a panicking subscriber) run because a processor declares several subscribers by
+//!   default.
+//! * **Its own four tests**, with a [`ManualPublisher`] upstream and [`ManualSubscriber`]s
 //!   downstream:
 //!
 //! | JVM TCK test | ours | rule | what ours checks |
@@ -60,6 +65,7 @@
 //! | `required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError` | `required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error` | 1.4 | as the JVM: 2 subscribers (skipped if `max_supported_subscribers() < 2`), one element each, then the upstream error must reach both |
 //! | `mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream` | `must_immediately_pass_on_on_error_events_received_from_its_upstream_to_its_downstream` | 4.2 | as the JVM (the error reaches a subscriber that never requested), **plus the recovery branch's obligation**: the failed upstream subscription counts as cancelled, so a downstream `request` and `cancel` afterwards must not reach upstream |
 //! | `required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo` | `required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago` | 2.1 | as the JVM, with both `does_coordinated_emission` branches |
+//! | — (ours) | `required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight` | 4.2 | one element delivered, then up to 2 more sent that the subscriber has not requested (held), then the upstream's `on_error`: with [`UpstreamErrorPolicy::Immediately`] (the default) the error must come at once, without a request, and nothing after it; with [`UpstreamErrorPolicy::AfterHeldElements`] nothing may come without demand, each held element comes on request, and the error right after the last, without a request. Skipped, saying so, if the processor never requested beyond its subscriber (it holds nothing) |
 //!
 //! # Rule 4.2's recovery branch
 //!
@@ -73,7 +79,10 @@
 //!
 //! `tck/tests/processor_self_test.rs` runs every check over a broken processor (an
 //! [`IdentityProcessor`](rs_impl::processor::IdentityProcessor) behind interceptors with the
-//! same knobs as the broken publisher and the broken subscriber).
+//! same knobs as the broken publisher and the broken subscriber, and a few of its own: unbounded
+//! demand upstream for the bounded-buffering check; an error held until a request, an error
+//! that overtakes the held elements, an error that waits for a request after them, for the
+//! in-flight check).
 
 mod own;
 
@@ -83,8 +92,8 @@ use std::sync::Arc;
 use rs_api::{BoxPublisher, Error, Processor, Publisher, Subscriber, SubscriptionRef};
 
 use crate::env::Timeouts;
-use crate::instruments::ManualSubscriber;
-use crate::publisher::{self, PublisherVerification, SupportedSubscribers};
+use crate::instruments::{ManualSubscriber, UpstreamTap};
+use crate::publisher::{self, BufferBound, PublisherVerification, SupportedSubscribers};
 use crate::subscriber::whitebox::{self, SubscriberWhiteboxVerification};
 use crate::subscriber::{
     ManualPublisher, SubscriberBlackboxVerification, SubscriberPuppet, WhiteboxSubscriberProbe,
@@ -160,13 +169,51 @@ pub trait IdentityProcessorVerification: Send + Sync + 'static {
         DEFAULT_BUFFER_SIZE
     }
 
+    /// How much a processor made by `create_identity_processor(buffer_size)` may have taken
+    /// from its upstream and not passed on — outstanding upstream demand plus the elements it
+    /// holds — whatever its subscriber requests: the bound of the bounded-buffering check
+    /// (`required_must_not_request_more_from_upstream_than_the_declared_buffer_holds`, run with
+    /// a TCK upstream that counts every request and a subscriber that requests one at a time).
+    ///
+    /// The default is `buffer_size` itself, what the factory's contract says: a processor
+    /// buffering at most `buffer_size` elements. A processor with more in flight by design (a
+    /// prefetching input side in front of its buffer, say) declares its real bound here;
+    /// [`BufferBound::Undeclared`] skips the check, saying so. A processor that requests
+    /// unbounded demand upstream while its subscriber asks for little fails it.
+    fn max_buffered_elements(&self, buffer_size: usize) -> BufferBound {
+        BufferBound::AtMost(u64::try_from(buffer_size).unwrap_or(u64::MAX))
+    }
+
+    /// What the processor does with an upstream `on_error` that arrives while it holds
+    /// elements its subscriber has not requested yet; the check
+    /// `required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight`
+    /// holds it to the declaration. The default, [`UpstreamErrorPolicy::Immediately`], is rule
+    /// 4.2's "propagate the onError signal to its Subscribers immediately" (and what the JVM
+    /// TCK's `mustImmediatelyPassOnOnErrorEventsReceivedFromItsUpstreamToItsDownstream`
+    /// expects): the held elements are dropped.
+    fn upstream_error_policy(&self) -> UpstreamErrorPolicy {
+        UpstreamErrorPolicy::Immediately
+    }
+
     /// The timeouts of every test (default: [`Timeouts::from_env`]).
     fn timeouts(&self) -> Timeouts {
         Timeouts::from_env()
     }
 }
 
-/// The identity-processor verification's 70 tests for `verification`, reported under
+/// What a processor does with an upstream `on_error` that arrives while it holds elements its
+/// subscriber has not requested ([`IdentityProcessorVerification::upstream_error_policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamErrorPolicy {
+    /// The error goes downstream at once, without demand; the held elements are dropped (rule
+    /// 4.2's "immediately").
+    Immediately,
+    /// The held elements go first, each as it is requested; the error follows the last of
+    /// them at once, without further demand.
+    AfterHeldElements,
+}
+
+/// The identity-processor verification's 77 tests for `verification`, reported under
 /// `implementation`.
 ///
 /// # Examples
@@ -281,6 +328,25 @@ impl<V: IdentityProcessorVerification> PublisherVerification for AsPublisher<V> 
 
     fn does_coordinated_emission(&self) -> bool {
         self.v.does_coordinated_emission()
+    }
+
+    fn create_publisher_on_upstream(
+        &self,
+        elements: u64,
+        tap: &UpstreamTap,
+    ) -> Option<impl Publisher<V::Item> + Send + 'static> {
+        let processor = self.v.create_identity_processor(self.buffer);
+        let v = self.v.clone();
+        let helper = rs_impl::source::from_fn(move || {
+            let v = v.clone();
+            (0..elements).map(move |i| v.create_element(i))
+        });
+        tap.publisher(helper).subscribe(Box::new(processor.clone()));
+        Some(processor)
+    }
+
+    fn max_buffered_from_upstream(&self) -> BufferBound {
+        self.v.max_buffered_elements(self.buffer)
     }
 }
 

@@ -1,11 +1,12 @@
-//! The processor's own three tests, and its versions of the whitebox 3.15 and 3.16 tests.
+//! The processor's own four tests, and its versions of the whitebox 3.15 and 3.16 tests.
 
 use std::sync::Arc;
 
 use rs_api::Error;
 
-use super::{AsWhitebox, IdentityProcessorVerification, Own, Setup};
+use super::{AsWhitebox, IdentityProcessorVerification, Own, Setup, UpstreamErrorPolicy};
 use crate::env::TestEnvironment;
+use crate::hints;
 use crate::instruments::ManualSubscriber;
 use crate::outcome::{ensure, Stop, TestResult};
 use crate::subscriber::{same_error, with_async_errors};
@@ -178,6 +179,86 @@ pub(super) fn required_must_request_from_upstream_for_elements_that_have_been_re
     })
 }
 
+pub(super) fn required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight<
+    V: IdentityProcessorVerification,
+>(
+    o: &Own<V>,
+    env: &TestEnvironment,
+) -> TestResult {
+    let policy = o.0.upstream_error_policy();
+    run(&o.0, env, |s| {
+        let ctx = format!(
+            "rule 4.2 (upstream_error_policy: {policy:?}): an upstream on_error while the \
+             processor holds elements its subscriber has not requested"
+        );
+        let sub = s.subscriber(env)?;
+        sub.request(1)?;
+        send_through(s, &sub, &ctx)?;
+        // Elements the subscriber has not asked for: the processor holds them.
+        let mut held = Vec::new();
+        while held.len() < 2
+            && env.poll_until(env.default_timeout(), || s.upstream.outstanding() > 0)
+        {
+            held.push(s.send_next(&ctx)?);
+        }
+        if held.is_empty() {
+            return Err(Stop::skipped(format!(
+                "{ctx}: the processor requested nothing from upstream beyond what its \
+                 subscriber requested, so it never holds an element to test this with"
+            )));
+        }
+        let e = test_error();
+        s.upstream.send_error(e.clone());
+        let n = held.len();
+        match policy {
+            UpstreamErrorPolicy::Immediately => {
+                let got = sub
+                    .expect_error(&format!(
+                        "{ctx}: the error must reach the subscriber at once, without a \
+                         request, dropping the {n} held elements"
+                    ))
+                    .map_err(|s| s.with_hint(hints::ERROR_IMMEDIATELY))?;
+                ensure!(
+                    same_error(&got, &e),
+                    "{ctx}: the subscriber got on_error({got}), not the upstream's error ({e})"
+                );
+                sub.request(n as u64)?;
+                sub.expect_none(&format!(
+                    "{ctx}: nothing may follow on_error (rule 1.7), the held elements included"
+                ))
+                .map_err(|s| s.with_hint(hints::ERROR_IMMEDIATELY))?;
+            }
+            UpstreamErrorPolicy::AfterHeldElements => {
+                sub.expect_none(&format!(
+                    "{ctx}: without demand nothing may come: the error must wait for the {n} \
+                     held elements"
+                ))
+                .map_err(|s| s.with_hint(hints::ERROR_AFTER_HELD))?;
+                for (i, x) in held.iter().enumerate() {
+                    sub.request(1)?;
+                    expect_element(
+                        &sub,
+                        x,
+                        &format!("{ctx}: held element {} of {n}, on request", i + 1),
+                    )
+                    .map_err(|s| s.with_hint(hints::ERROR_AFTER_HELD))?;
+                }
+                let got = sub
+                    .expect_error(&format!(
+                        "{ctx}: after the last held element the error must follow at once, \
+                         without a request"
+                    ))
+                    .map_err(|s| s.with_hint(hints::ERROR_AFTER_HELD))?;
+                ensure!(
+                    same_error(&got, &e),
+                    "{ctx}: the subscriber got on_error({got}), not the upstream's error ({e})"
+                );
+            }
+        }
+        env.verify_no_async_errors_no_delay()
+    })
+}
+
 /// 3.15 on the processor's downstream subscription: `cancel` returns normally, also when
 /// repeated and from another thread.
 pub(super) fn spec315<V: IdentityProcessorVerification>(
@@ -221,7 +302,7 @@ pub(super) fn spec316<V: IdentityProcessorVerification>(
     })
 }
 
-/// The processor's own three tests.
+/// The processor's own four tests.
 pub(super) fn specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<Own<V>>> {
     specs![V, self:
         required_spec104_must_call_on_error_on_all_its_subscribers_if_it_encounters_a_non_recoverable_error, "required_spec104_mustCallOnErrorOnAllItsSubscribersIfItEncountersANonRecoverableError", "1.4",
@@ -230,5 +311,7 @@ pub(super) fn specs<V: IdentityProcessorVerification>() -> Vec<TestSpec<Own<V>>>
             "does the processor forward an upstream error at once, without waiting for downstream demand, and leave the failed upstream subscription alone afterwards (no request, no cancel)?";
         required_must_request_from_upstream_for_elements_that_have_been_requested_long_ago, "required_mustRequestFromUpstreamForElementsThatHaveBeenRequestedLongAgo", "2.1",
             "does the processor request from upstream again as downstream demand arrives? a processor that emits only when every subscriber has demand must say so: does_coordinated_emission() = true";
+        required_spec402_must_follow_its_declared_policy_for_an_error_with_elements_in_flight, "", "4.2",
+            "does the processor handle an upstream error with elements in flight as it declares (upstream_error_policy)?";
     ]
 }

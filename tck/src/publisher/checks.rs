@@ -1,5 +1,6 @@
-//! The bodies of the 38 publisher checks. Each follows the JVM TCK's test of the same name
-//! (spec/rules.md §1); departures are documented in the [module table](super).
+//! The bodies of the publisher checks. Each follows the JVM TCK's test of the same name
+//! (`PublisherVerification` in reactive-streams-jvm's `tck`, v1.0.4); departures, and the
+//! checks of our own, are documented in the [module table](super).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,6 +13,7 @@ use super::{
     PUBLISHER_UNABLE_TO_SIGNAL_ON_COMPLETE,
 };
 use crate::env::TestEnvironment;
+use crate::hints;
 use crate::instruments::{subscribe_guarded, Latch, ManualSubscriber, Signal};
 use crate::outcome::{ensure, fail, Stop, TestResult};
 use crate::suite::UNMET_OPTIONAL;
@@ -27,7 +29,7 @@ pub(super) const NEGATIVE_DEMAND_NOTE: &str =
 
 /// Skips unless the publisher can produce `elements` (and complete, if `completion`); then
 /// creates it.
-fn active<V: PublisherVerification>(
+pub(super) fn active<V: PublisherVerification>(
     v: &V,
     elements: u64,
     completion: bool,
@@ -122,6 +124,16 @@ fn with_watchdog<R: Send + 'static>(
     }
 }
 
+/// A requested element did not come (a timeout, not an early end or an error): the hint of
+/// that, not the check's own.
+fn no_delivery(stop: Stop) -> Stop {
+    if stop.message().contains("no element within") {
+        stop.with_hint(hints::NO_DELIVERY)
+    } else {
+        stop
+    }
+}
+
 /// A random `k ≥ 1` for the negative-demand tests.
 fn random_positive() -> i64 {
     let nanos = std::time::SystemTime::now()
@@ -210,11 +222,13 @@ pub(super) fn required_spec101_subscription_request_must_result_in_the_correct_n
     let sub = subscribe(v, env, &p)?;
     sub.expect_none("rule 1.1: the publisher signalled before the first request")?;
     sub.request(1)?;
-    sub.next_element("rule 1.1: after request(1)")?;
+    sub.next_element("rule 1.1: after request(1)")
+        .map_err(no_delivery)?;
     sub.expect_none("rule 1.1: the publisher produced more than the 1 element requested")?;
     sub.request(1)?;
     sub.request(2)?;
-    sub.next_elements(3, "rule 1.1: after request(1) and request(2)")?;
+    sub.next_elements(3, "rule 1.1: after request(1) and request(2)")
+        .map_err(no_delivery)?;
     sub.expect_none("rule 1.1: the publisher produced more than the 4 elements requested")?;
     sub.cancel()
 }
@@ -228,7 +242,8 @@ pub(super) fn required_spec102_may_signal_less_than_requested_and_terminate_subs
     let p = active(v, 3, true)?;
     let sub = subscribe(v, env, &p)?;
     sub.request(10)?;
-    sub.next_elements(3, "rule 1.2: request(10) of a 3-element publisher")?;
+    sub.next_elements(3, "rule 1.2: request(10) of a 3-element publisher")
+        .map_err(no_delivery)?;
     sub.expect_completion(
         "rule 1.2: after its 3 elements, with 7 still requested, the publisher must complete",
     )
@@ -455,10 +470,12 @@ pub(super) fn required_spec105_must_signal_on_complete_when_finite_stream_termin
     let p = active(v, 3, true)?;
     let sub = subscribe(v, env, &p)?;
     for _ in 0..3 {
-        sub.request_next_element("rule 1.5: requesting the 3 elements one by one")?;
+        sub.request_next_element("rule 1.5: requesting the 3 elements one by one")
+            .map_err(no_delivery)?;
     }
     sub.request_end_of_stream("rule 1.5: a finite stream must signal on_complete")?;
     sub.expect_none("rule 1.7: a signal after on_complete")
+        .map_err(|s| s.with_hint(hints::AFTER_ON_COMPLETE))
 }
 
 pub(super) fn optional_spec105_empty_stream_must_terminate_by_signalling_on_complete<
@@ -473,6 +490,7 @@ pub(super) fn optional_spec105_empty_stream_must_terminate_by_signalling_on_comp
         sub.request(1)?;
         sub.expect_completion("rule 1.5: an empty stream must signal on_complete")?;
         sub.expect_none("rule 1.7: a signal after on_complete")
+            .map_err(|s| s.with_hint(hints::AFTER_ON_COMPLETE))
     })
 }
 
@@ -488,7 +506,8 @@ pub(super) fn untested_spec106_must_consider_subscription_cancelled_after_on_err
     let sub = subscribe(v, env, &p)?;
     sub.request(1)?;
     if n == 1 {
-        sub.next_element("rule 1.6: the one element")?;
+        sub.next_element("rule 1.6: the one element")
+            .map_err(no_delivery)?;
     }
     sub.expect_completion("rule 1.6: the stream must complete")?;
     sub.expect_subscriber_dropped(
@@ -503,7 +522,8 @@ pub(super) fn untested_spec106_must_consider_subscription_cancelled_after_on_err
         let fp: BoxPublisher<V::Item> = Box::new(fp);
         let sub = subscribe(v, env, &fp)?;
         sub.request(1)?;
-        sub.expect_error("rule 1.6: the failed publisher must signal on_error")?;
+        sub.expect_error("rule 1.6: the failed publisher must signal on_error")
+            .map_err(|s| s.with_hint(hints::FAILED_PUBLISHER))?;
         sub.expect_subscriber_dropped(
             wait,
             "rule 1.6: after on_error the subscription counts as cancelled, so the publisher \
@@ -525,7 +545,8 @@ pub(super) fn required_spec107_must_not_emit_further_signals_once_on_complete_ha
     let p = active(v, 1, true)?;
     let sub = subscribe(v, env, &p)?;
     sub.request(10)?;
-    sub.next_element("rule 1.7: the one element")?;
+    sub.next_element("rule 1.7: the one element")
+        .map_err(no_delivery)?;
     sub.expect_completion("rule 1.7: on_complete after the one element")?;
     sub.request(10)?;
     sub.expect_none("rule 1.7: a signal after on_complete")
@@ -540,7 +561,8 @@ pub(super) fn untested_spec107_must_not_emit_further_signals_once_on_error_has_b
     let p = failed_publisher(v)?;
     let sub = subscribe(v, env, &p)?;
     sub.request(1)?;
-    sub.expect_error("rule 1.7: the failed publisher must signal on_error")?;
+    sub.expect_error("rule 1.7: the failed publisher must signal on_error")
+        .map_err(|s| s.with_hint(hints::FAILED_PUBLISHER))?;
     sub.request(10)?;
     sub.cancel()?;
     sub.expect_none("rule 1.7: a signal after on_error")
@@ -555,7 +577,8 @@ pub(super) fn untested_spec108_possibly_canceled_subscription_should_not_receive
     let p = active(v, 2, false)?;
     let sub = subscribe(v, env, &p)?;
     sub.request(1)?;
-    sub.next_element("rule 1.8: the first of 2 elements")?;
+    sub.next_element("rule 1.8: the first of 2 elements")
+        .map_err(no_delivery)?;
     sub.cancel()?;
     sub.request(1)?;
     // 2.8: an element in flight may still come; a terminal signal may not.
@@ -1078,7 +1101,8 @@ pub(super) fn required_spec312_cancel_must_make_the_publisher_to_eventually_stop
     let sub = subscribe(v, env, &p)?;
     sub.request(10)?;
     sub.request(5)?;
-    sub.next_element("rule 3.12: the first element")?;
+    sub.next_element("rule 3.12: the first element")
+        .map_err(no_delivery)?;
     sub.cancel()?;
     let mut signalled = 1u64;
     loop {
@@ -1178,7 +1202,8 @@ pub(super) fn required_spec313_cancel_must_make_the_publisher_eventually_drop_al
     let p = active(v, 3, false)?;
     let sub = subscribe(v, env, &p)?;
     sub.request(1)?;
-    sub.next_element("rule 3.13: the first element")?;
+    sub.next_element("rule 3.13: the first element")
+        .map_err(no_delivery)?;
     sub.cancel()?;
     sub.expect_subscriber_dropped(
         env.timeouts().reference_drop + env.default_timeout(),

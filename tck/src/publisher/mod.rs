@@ -1,5 +1,6 @@
-//! Publisher verification: the JVM TCK's `PublisherVerification`, all 38 tests, plus two of
-//! ours (rules 1.11 and 3.12).
+//! Publisher verification: the JVM TCK's `PublisherVerification`, all 38 tests, plus eight of
+//! ours (rules 1.11, 2.13 and 3.12, the multicast declaration, and bounded buffering on an
+//! upstream).
 //!
 //! Implement [`PublisherVerification`] for a factory of your publisher, then run it with
 //! [`verify`] in a `cargo test` target (through [`tck_main!`](crate::tck_main)) or in a runner
@@ -19,14 +20,15 @@
 //!     }
 //! }
 //! let suite = rs_tck::publisher::verify("range", RangeVerification);
-//! assert_eq!(suite.tests.len(), 40);
+//! assert_eq!(suite.tests.len(), 46);
 //! let t = suite.test("required_spec102_may_signal_less_than_requested_and_terminate_subscription");
 //! assert_eq!(t.unwrap().run().outcome, Outcome::Passed);
 //! ```
 //!
 //! # The hooks
 //!
-//! As in the JVM TCK (spec/rules.md §3.1): [`create_publisher(n)`](PublisherVerification::create_publisher)
+//! As in the JVM TCK (its `PublisherVerification`'s hooks, reactive-streams-jvm v1.0.4):
+//! [`create_publisher(n)`](PublisherVerification::create_publisher)
 //! must produce exactly `n` elements and complete; [`create_failed_publisher`](PublisherVerification::create_failed_publisher)
 //! returns `None` to skip the failed-publisher tests; [`max_elements_from_publisher`](PublisherVerification::max_elements_from_publisher)
 //! (default [`DEFAULT_MAX_ELEMENTS_FROM_PUBLISHER`], `i64::MAX - 1`) skips every test that
@@ -36,9 +38,24 @@
 //! [`max_supported_subscribers`](PublisherVerification::max_supported_subscribers) (default
 //! [`SupportedSubscribers::Undeclared`]: the 1.11 tests are optional; declare
 //! [`SupportedSubscribers::MANY`] for a multicast or cold publisher and they are required) and
-//! [`does_coordinated_emission`](PublisherVerification::does_coordinated_emission). The
-//! timeouts come from [`timeouts`](PublisherVerification::timeouts) (default: the JVM's
-//! environment variables, see [`crate::env`]).
+//! [`does_coordinated_emission`](PublisherVerification::does_coordinated_emission). Ours: a
+//! publisher built on an upstream (an operator, a flow, a bridge) builds itself on a tapped
+//! upstream in [`create_publisher_on_upstream`](PublisherVerification::create_publisher_on_upstream)
+//! and declares [`max_buffered_from_upstream`](PublisherVerification::max_buffered_from_upstream),
+//! for the bounded-buffering check. The timeouts come from
+//! [`timeouts`](PublisherVerification::timeouts) (default: the JVM's environment variables,
+//! see [`crate::env`]).
+//!
+//! # Rule 1.5: a finite source looks one element ahead
+//!
+//! Rule 1.5 says a finite stream signals `on_complete`; terminal signals need no demand. The
+//! checks hold a publisher to that also when no demand is left after its last element (the
+//! 1.6 check requests 1 of a 1-element publisher, then waits for `on_complete`; the 1.11 check
+//! of earlier subscribers requests exactly its 5 elements): a finite source must therefore look
+//! one element ahead — or know its length — to call `on_complete` right after its last
+//! element, rather than find out that it has ended only when the next request asks for one
+//! more. A publisher that waits for demand to discover its end fails those checks with the hint
+//! [`hints::LOOK_AHEAD`], which says so.
 //!
 //! # Publishers that signal from a thread of their own
 //!
@@ -48,7 +65,7 @@
 //! each subscription on a thread of its own passes as one driven from the caller's thread does;
 //! `rs-impl/examples/thread_publisher.rs` is such a publisher, registered with the runner.
 //!
-//! # The 40 tests
+//! # The 46 tests
 //!
 //! Names are the JVM's in snake case, so results compare one to one. *Ours* says what this
 //! TCK does where it departs from the JVM's.
@@ -63,7 +80,7 @@
 //! | `required_spec102_maySignalLessThanRequestedAndTerminateSubscription` | `required_spec102_may_signal_less_than_requested_and_terminate_subscription` | 1.2 | as the JVM |
 //! | `stochastic_spec103_mustSignalOnMethodsSequentially` | `stochastic_spec103_must_signal_on_methods_sequentially` | 1.3 | 100 iterations; odd ones request from inside `on_next` (as the JVM), even ones from a helper thread, racing the publisher's drain (lost wake-ups); overlap detector |
 //! | `optional_spec104_mustSignalOnErrorWhenFails` | `optional_spec104_must_signal_on_error_when_fails` | 1.4 | as the JVM (a hard failure once a failed publisher is given) |
-//! | `required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates` | `required_spec105_must_signal_on_complete_when_finite_stream_terminates` | 1.5 | as the JVM |
+//! | `required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates` | `required_spec105_must_signal_on_complete_when_finite_stream_terminates` | 1.5 | as the JVM (see "Rule 1.5" above for completing without demand) |
 //! | `optional_spec105_emptyStreamMustTerminateBySignallingOnComplete` | `optional_spec105_empty_stream_must_terminate_by_signalling_on_complete` | 1.5 | as the JVM |
 //! | `untested_spec106_mustConsiderSubscriptionCancelledAfterOnErrorOrOnCompleteHasBeenCalled` | `untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called` | 1.6 | **real:** after `on_complete` (and `on_error`, with a failed publisher) the publisher drops the subscriber (`Weak`), and `request`/`cancel` bring no signal |
 //! | `required_spec107_mustNotEmitFurtherSignalsOnceOnCompleteHasBeenSignalled` | `required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled` | 1.7 | as the JVM |
@@ -80,6 +97,11 @@
 //! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfront` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront` | 1.11 | as the JVM |
 //! | `optional_spec111_multicast_mustProduceTheSameElementsInTheSameSequenceToAllOfItsSubscribersWhenRequestingManyUpfrontAndCompleteAsExpected` | `optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected` | 1.11 | as the JVM |
 //! | — (ours; the JVM misses it, its issue #371) | `optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join` | 1.11 | subscriber 1 takes 1 of 5 elements alone; subscribers 2 and 3 join; all request the rest: subscriber 1 must get its 4 elements and `on_complete`, the others `on_next` or `on_complete` |
+//! | — (ours: a report, not a check) | `declaration_max_supported_subscribers` | 1.11 | passes when [`max_supported_subscribers`](PublisherVerification::max_supported_subscribers) is declared; otherwise skipped, naming the multicast checks skipped with it (once per verification: each of those says only "see declaration_max_supported_subscribers") |
+//! | — (ours) | `required_spec111_multicast_must_deliver_every_element_to_every_subscriber_while_its_buffer_grows` | 1.11 | declared multiple only: 3 subscribers join; two request [`GROWTH_ELEMENTS`] (1000), 16 at a time, the third after them 11 at a time, so the readers sit at different positions while the shared buffer wraps and grows; each must get all 1000, the same sequence, exactly once, then `on_complete` (waits are bounded by progress, not time) |
+//! | — (ours; rule 2.13's publisher half, untested by the JVM) | `required_spec213_must_treat_a_subscriber_that_panics_in_on_subscribe_as_cancelled` | 2.13 | `on_subscribe` requests 1 and panics: the panic must not escape `subscribe`, nothing may follow, and the subscriber is dropped (3.13) |
+//! | — (ours) | `required_spec213_must_treat_a_subscriber_that_panics_in_on_next_as_cancelled` | 2.13 | 5 requested, the 2nd `on_next` panics: the panic must not escape `request`, nothing may follow, the subscriber is dropped, and later `request`/`cancel` are no-ops |
+//! | — (ours) | `required_spec213_multicast_must_keep_serving_the_other_subscribers_when_one_panics` | 2.13 | declared multiple only: 3 subscribers request 10; the 2nd panics in its 3rd `on_next`: it gets nothing more and is dropped, the other two get all 10 and `on_complete` |
 //! | `required_spec302_mustAllowSynchronousRequestCallsFromOnNextAndOnSubscribe` | `required_spec302_must_allow_synchronous_request_calls_from_on_next_and_on_subscribe` | 3.2 | as the JVM, and all 6 elements must arrive; a deadlocked re-entrant `request` fails (watchdog) |
 //! | `required_spec303_mustNotAllowUnboundedRecursion` | `required_spec303_must_not_allow_unbounded_recursion` | 3.3 | as the JVM (see below; the first `request` waits for `on_subscribe`), plus a watchdog for re-entrant locking |
 //! | `untested_spec304_requestShouldNotPerformHeavyComputations` | `untested_spec304_request_should_not_perform_heavy_computations` | 3.4 | **untested** (below) |
@@ -95,6 +117,7 @@
 //! | `required_spec317_mustSupportAPendingElementCountUpToLongMaxValue` | `required_spec317_must_support_a_pending_element_count_up_to_long_max_value` | 3.17 | `request(i64::MAX)`, as the JVM |
 //! | `required_spec317_mustSupportACumulativePendingElementCountUpToLongMaxValue` | `required_spec317_must_support_a_cumulative_pending_element_count_up_to_long_max_value` | 3.17 | as the JVM |
 //! | `required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue` | `required_spec317_must_not_signal_on_error_when_pending_above_long_max_value` | 3.17 | as the JVM (`i32::MAX` elements, 10 × `request(i64::MAX - 1)`, then cancel); a panicking `request` (overflow) fails, and all 11 elements must arrive (a demand that wraps stalls) |
+//! | — (ours; no rule names it) | `required_must_not_request_more_from_upstream_than_the_declared_buffer_holds` | — | bounded buffering, for a publisher built on an upstream: over an [`UpstreamTap`] the TCK counts what it takes upstream, while its subscriber requests nothing, then 1 and 1 more: taken minus delivered (outstanding upstream demand plus held elements) must stay within [`max_buffered_from_upstream`](PublisherVerification::max_buffered_from_upstream) throughout each no-signals window; then all `2 × bound + 8` elements must come. Skipped, saying why, for a publisher not built on an upstream or without a declared bound |
 //!
 //! # Decisions
 //!
@@ -167,25 +190,40 @@
 //! | 3.13 | `spec313_should_fail_by_keeping_the_subscriber_after_cancel` |
 //! | 3.17 single, cumulative | errors above `i32::MAX`: `spec317_should_fail_by_erroring_on_large_demand`, `spec317_cumulative_should_fail_by_erroring_on_large_demand` |
 //! | 3.17 overflow | `spec317_overflow_should_fail_by_panicking_on_demand_overflow`, `spec317_overflow_should_fail_by_erroring_on_large_demand`; a signed demand that wraps and stalls: `spec317_overflow_should_fail_by_wrapping_demand`, `…_on_its_own_thread` |
+//! | 1.11 buffer growth | a shared ring that grows by copying its slots as they lie (`tck/tests/support/broken_multicast.rs`): `spec111_growth_should_fail_by_growing_without_unwrapping` |
+//! | 2.13 `on_subscribe` | the panic escapes `subscribe`: `spec213_on_subscribe_should_fail_by_letting_the_panic_escape`; caught and ignored: `…_by_signalling_after_the_panic` |
+//! | 2.13 `on_next` | `spec213_on_next_should_fail_by_letting_the_panic_escape`, `spec213_on_next_should_fail_by_signalling_after_the_panic` |
+//! | 2.13 multicast | one panic stops everyone: `spec213_multicast_should_fail_by_stopping_everyone`; escapes `request`: `…_by_letting_the_panic_escape`; ignored: `…_by_signalling_after_the_panic` |
+//! | bounded buffering | an operator that requests unbounded demand upstream: `bounded_buffer_should_fail_by_requesting_unbounded_demand_upstream`; one declaring less than it buffers: `bounded_buffer_should_fail_by_buffering_more_than_declared` |
+//!
+//! A failure's hint names the violation seen ([`crate::hints`]): a publisher that waits for
+//! demand to discover its end gets the look-ahead hint, one that emits an element too many the
+//! hint about counting to `n`, whatever the check; the self-tests pin each hint to its broken
+//! behaviour (`spec106_should_fail_by_waiting_for_demand_before_discovering_its_end`,
+//! `spec105_should_fail_by_emitting_one_element_too_many`, …).
 //!
 //! The same test publisher signalling from a thread of its own passes every check
 //! (`the_test_publisher_on_its_own_thread_passes_every_check`), with and without a multicast
 //! declaration.
 //!
 //! The checks that cannot fail: the two decided by the types (1.9 null, 1.10) and the two
-//! untested ones (3.4, 3.5).
+//! untested ones (3.4, 3.5); `declaration_max_supported_subscribers` is a report, not a check.
 
 mod checks;
+mod extra;
 
 use std::fmt;
 
 use rs_api::{BoxPublisher, Publisher};
 
 use crate::env::Timeouts;
+use crate::hints;
+use crate::instruments::UpstreamTap;
 use crate::suite::{specs, Kind, Suite, TestSpec};
 
 pub(crate) use checks::require_elements;
 pub use checks::CANCEL_SLACK_UNDER_UNBOUNDED_DEMAND;
+pub use extra::{GROWTH_ELEMENTS, MAX_CHECKED_BUFFER};
 
 /// The default of [`PublisherVerification::max_elements_from_publisher`]: `i64::MAX - 1`
 /// (the JVM's `Long.MAX_VALUE - 1`).
@@ -289,10 +327,79 @@ pub trait PublisherVerification: Send + Sync + 'static {
         false
     }
 
+    /// For a publisher built on an upstream publisher or stream (an operator, a flow, a
+    /// bridge, a processor): the publisher of `create_publisher(elements)`, with its upstream
+    /// passed through `tap` ([`UpstreamTap::publisher`] or [`UpstreamTap::stream`]), so that
+    /// the TCK sees what the publisher takes from it. `None` (the default): not built on an
+    /// upstream; the bounded-buffering check is skipped, saying so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::{Publisher, PublisherExt};
+    /// use rs_impl::processor::IdentityProcessor;
+    /// use rs_tck::instruments::UpstreamTap;
+    /// use rs_tck::publisher::{BufferBound, PublisherVerification};
+    ///
+    /// /// An identity processor of 8 over range(0..n).
+    /// struct OverRange;
+    /// impl PublisherVerification for OverRange {
+    ///     type Item = u64;
+    ///     fn create_publisher(&self, n: u64) -> impl Publisher<u64> + Send + 'static {
+    ///         let p = IdentityProcessor::new(8);
+    ///         rs_impl::source::range(0..n).subscribe_with(p.clone());
+    ///         p
+    ///     }
+    ///     fn create_publisher_on_upstream(
+    ///         &self,
+    ///         n: u64,
+    ///         tap: &UpstreamTap,
+    ///     ) -> Option<impl Publisher<u64> + Send + 'static> {
+    ///         let p = IdentityProcessor::new(8);
+    ///         tap.publisher(rs_impl::source::range(0..n)).subscribe_with(p.clone());
+    ///         Some(p)
+    ///     }
+    ///     fn max_buffered_from_upstream(&self) -> BufferBound {
+    ///         BufferBound::AtMost(8) // requests 8, then 4 each time 4 went downstream
+    ///     }
+    /// }
+    /// let suite = rs_tck::publisher::verify("over range", OverRange);
+    /// let t = suite.test("required_must_not_request_more_from_upstream_than_the_declared_buffer_holds");
+    /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
+    /// ```
+    fn create_publisher_on_upstream(
+        &self,
+        elements: u64,
+        tap: &UpstreamTap,
+    ) -> Option<impl Publisher<Self::Item> + Send + 'static> {
+        let _ = (elements, tap);
+        None::<BoxPublisher<Self::Item>>
+    }
+
+    /// The most a publisher built on an upstream
+    /// ([`create_publisher_on_upstream`](Self::create_publisher_on_upstream)) may have taken
+    /// from it and not passed on: outstanding upstream demand plus the elements it holds,
+    /// whatever its subscriber requests. The default, [`BufferBound::Undeclared`], skips the
+    /// bounded-buffering check with that reason.
+    fn max_buffered_from_upstream(&self) -> BufferBound {
+        BufferBound::Undeclared
+    }
+
     /// The timeouts of every test (default: [`Timeouts::from_env`]).
     fn timeouts(&self) -> Timeouts {
         Timeouts::from_env()
     }
+}
+
+/// How much an implementation built on an upstream declares it may take from that upstream
+/// and not yet pass on (outstanding upstream demand plus held elements): the bound the
+/// bounded-buffering checks hold it to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferBound {
+    /// No bound declared: the bounded-buffering check is skipped, saying so.
+    Undeclared,
+    /// At most this many elements.
+    AtMost(u64),
 }
 
 /// What a publisher declares about the subscribers it serves at once (rule 1.11), through
@@ -366,7 +473,8 @@ pub fn demand_from_jvm(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-/// The 40 tests, in the JVM TCK's order of rules (ours next to the JVM's of the same rule).
+/// The 46 tests, in the JVM TCK's order of rules (ours next to the JVM's of the same rule;
+/// bounded buffering, which no rule of the spec names, last).
 pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
     let table = specs![V, checks:
         required_create_publisher1_must_produce_a_stream_of_exactly1_element, "required_createPublisher1MustProduceAStreamOfExactly1Element", "",
@@ -380,27 +488,27 @@ pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
         required_spec101_subscription_request_must_result_in_the_correct_number_of_produced_elements, "required_spec101_subscriptionRequestMustResultInTheCorrectNumberOfProducedElements", "1.1",
             "does the publisher emit only while demand is left, checking the demand before each on_next (not after), and nothing before the first request?";
         required_spec102_may_signal_less_than_requested_and_terminate_subscription, "required_spec102_maySignalLessThanRequestedAndTerminateSubscription", "1.2",
-            "does the publisher call on_complete when its elements run out, even while demand is left?";
+            hints::ELEMENTS_RUN_OUT;
         stochastic_spec103_must_signal_on_methods_sequentially, "stochastic_spec103_mustSignalOnMethodsSequentially", "1.3",
             "are all signals sent from one drain loop, and does a request made while another thread drains get served (re-check the work counter before leaving the loop: no lost wake-up)?";
         optional_spec104_must_signal_on_error_when_fails, "optional_spec104_mustSignalOnErrorWhenFails", "1.4",
-            "does create_failed_publisher() build a publisher that calls on_subscribe, then on_error?";
+            hints::FAILED_PUBLISHER;
         required_spec105_must_signal_on_complete_when_finite_stream_terminates, "required_spec105_mustSignalOnCompleteWhenFiniteStreamTerminates", "1.5",
-            "does the publisher call on_complete after the last element, without waiting for more demand?";
+            hints::ELEMENTS_RUN_OUT;
         optional_spec105_empty_stream_must_terminate_by_signalling_on_complete, "optional_spec105_emptyStreamMustTerminateBySignallingOnComplete", "1.5",
             "does a publisher with no elements call on_complete right after on_subscribe, without waiting for a request?";
         untested_spec106_must_consider_subscription_cancelled_after_on_error_or_on_complete_has_been_called, "untested_spec106_mustConsiderSubscriptionCancelledAfterOnErrorOrOnCompleteHasBeenCalled", "1.6",
             "after on_complete or on_error, is the subscriber dropped (taken out of the state) and the subscription inert?";
         required_spec107_must_not_emit_further_signals_once_on_complete_has_been_signalled, "required_spec107_mustNotEmitFurtherSignalsOnceOnCompleteHasBeenSignalled", "1.7",
-            "is a terminated flag set at on_complete and checked before every later signal?";
+            hints::AFTER_ON_COMPLETE;
         untested_spec107_must_not_emit_further_signals_once_on_error_has_been_signalled, "untested_spec107_mustNotEmitFurtherSignalsOnceOnErrorHasBeenSignalled", "1.7",
             "is a terminated flag set at on_error and checked before every later signal?";
         untested_spec108_possibly_canceled_subscription_should_not_receive_on_error_or_on_complete_signals, "untested_spec108_possiblyCanceledSubscriptionShouldNotReceiveOnErrorOrOnCompleteSignals", "1.8",
             "after cancel, does the publisher also stop terminal signals (check the cancelled flag before on_complete and on_error)?";
         required_spec109_must_issue_on_subscribe_for_non_null_subscriber, "required_spec109_mustIssueOnSubscribeForNonNullSubscriber", "1.9",
-            "is on_subscribe the first call on every subscriber, before any on_next, on_error or on_complete?";
+            hints::ON_SUBSCRIBE;
         untested_spec109_subscribe_should_not_throw_non_fatal_throwable, "untested_spec109_subscribeShouldNotThrowNonFatalThrowable", "1.9",
-            "do subscribe, request and cancel return normally? catch panics of user code (a source, a factory) and turn them into on_error";
+            hints::MUST_NOT_PANIC;
         required_spec109_subscribe_throw_npe_on_null_subscriber, "required_spec109_subscribeThrowNPEOnNullSubscriber", "1.9",
             "nothing to do: Publisher::subscribe takes a Box<dyn Subscriber>, which cannot be null";
         required_spec109_may_reject_calls_to_subscribe_if_publisher_is_unable_or_unwilling_to_serve_them_rejection_must_trigger_on_error_after_on_subscribe, "required_spec109_mayRejectCallsToSubscribeIfPublisherIsUnableOrUnwillingToServeThemRejectionMustTriggerOnErrorAfterOnSubscribe", "1.9",
@@ -450,6 +558,32 @@ pub fn specs<V: PublisherVerification>() -> Vec<TestSpec<V>> {
         required_spec317_must_not_signal_on_error_when_pending_above_long_max_value, "required_spec317_mustNotSignalOnErrorWhenPendingAboveLongMaxValue", "3.17",
             "does the demand counter saturate instead of overflowing (saturating_add, not +), and keep emitting?";
     ];
+    let extra = specs![V, extra:
+        declaration_max_supported_subscribers, "", "1.11",
+            "declare max_supported_subscribers: SupportedSubscribers::MANY for a publisher that serves several subscribers at once (multicast, or cold with a run per subscriber), AtMost(1) for a unicast one";
+        required_spec111_multicast_must_deliver_every_element_to_every_subscriber_while_its_buffer_grows, "", "1.11",
+            hints::GROWING_BUFFER;
+        required_spec213_must_treat_a_subscriber_that_panics_in_on_subscribe_as_cancelled, "", "2.13",
+            hints::PANICKING_SUBSCRIBER;
+        required_spec213_must_treat_a_subscriber_that_panics_in_on_next_as_cancelled, "", "2.13",
+            hints::PANICKING_SUBSCRIBER;
+        required_spec213_multicast_must_keep_serving_the_other_subscribers_when_one_panics, "", "2.13",
+            hints::PANICKING_SUBSCRIBER;
+        required_must_not_request_more_from_upstream_than_the_declared_buffer_holds, "", "",
+            hints::BOUNDED_BUFFER;
+    ];
+    let mut table = table;
+    // Ours next to the JVM's of the same rule: the declaration and the growth check after the
+    // other 1.11 checks, the 2.13 checks after them, bounded buffering last.
+    let after_111 = table
+        .iter()
+        .rposition(|t| t.rule == "1.11")
+        .map_or(table.len(), |i| i + 1);
+    let mut extra = extra.into_iter();
+    let tail: Vec<_> = table.split_off(after_111);
+    table.extend(extra.by_ref().take(5));
+    table.extend(tail);
+    table.extend(extra);
     table
         .into_iter()
         .map(|spec| match spec.name {

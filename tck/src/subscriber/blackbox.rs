@@ -44,7 +44,11 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
     /// nudge before they request. `subscriber` is the value
     /// [`create_subscriber`](Self::create_subscriber) returned: downcast it to your type, as a
     /// JVM implementation casts (`subscriber.downcast_mut::<MySubscriber>()`). Called serially
-    /// with the signals (never during one). The default does nothing.
+    /// with the signals (never during one). The default does nothing. The loom mode's rule 2.5
+    /// scenario ([`loom::verify_subscriber`](crate::loom::verify_subscriber)) calls it too, once
+    /// both racing `on_subscribe` calls have returned — with the value
+    /// [`create_cloneable_subscriber`](Self::create_cloneable_subscriber) returned, when there is
+    /// one — so a subscriber that requests only when nudged passes there as here.
     ///
     /// # Examples
     ///
@@ -77,6 +81,9 @@ pub trait SubscriberBlackboxVerification: Send + Sync + 'static {
     /// let suite = rs_tck::subscriber::blackbox::verify("on-demand", V);
     /// let t = suite.test("required_spec201_blackbox_must_signal_demand_via_subscription_request");
     /// assert_eq!(t.unwrap().run().outcome, rs_tck::outcome::Outcome::Passed);
+    /// // The loom mode's 2.5 scenario nudges it the same way.
+    /// let loom = rs_tck::loom::verify_subscriber("on-demand", V);
+    /// assert_eq!(loom.tests[0].run().outcome, rs_tck::outcome::Outcome::Passed);
     /// ```
     fn trigger_request(&self, subscriber: &mut dyn Any) {
         let _ = subscriber;

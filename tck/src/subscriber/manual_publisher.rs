@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::ThreadId;
 use std::time::Duration;
 
-use rs_api::{BoxSubscriber, Error, Subscription, SubscriptionRef};
+use rs_api::{BoxSubscriber, Error, Publisher, Subscription, SubscriptionRef};
 
 use crate::env::TestEnvironment;
 use crate::instruments::Latch;
@@ -317,6 +317,14 @@ impl SecondSubscription {
 /// ```
 pub struct ManualPublisher<T> {
     inner: Arc<Inner<T>>,
+}
+
+/// The TCK's publisher as an `rs_api` publisher, for an implementation that subscribes itself
+/// (a bridge given a publisher): the same as [`ManualPublisher::subscribe`].
+impl<T: Send + 'static> Publisher<T> for ManualPublisher<T> {
+    fn subscribe(&self, subscriber: BoxSubscriber<T>) {
+        ManualPublisher::subscribe(self, subscriber);
+    }
 }
 
 /// A clone is a handle of the same publisher (for a helper thread that watches it).

@@ -182,14 +182,14 @@ pub(crate) fn same_error(a: &Error, b: &Error) -> bool {
 /// A failure keeps the errors flopped meanwhile (they often say why).
 pub(crate) fn with_async_errors(env: &TestEnvironment, result: TestResult) -> TestResult {
     match result {
-        Err(Stop::Failed(m)) => {
+        Err(stop @ Stop::Failed(_)) => {
             let errors = env.async_errors();
             if errors.is_empty() {
-                Err(Stop::Failed(m))
+                Err(stop)
             } else {
                 env.clear_async_errors();
-                Err(Stop::Failed(format!(
-                    "{m} (async errors: {})",
+                Err(stop.append(&format!(
+                    " (async errors: {})",
                     errors
                         .iter()
                         .map(|e| e.message.as_str())

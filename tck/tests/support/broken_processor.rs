@@ -16,7 +16,7 @@ use rs_api::{
     UNBOUNDED, UNBOUNDED_THRESHOLD,
 };
 use rs_impl::processor::IdentityProcessor;
-use rs_tck::processor::IdentityProcessorVerification;
+use rs_tck::processor::{IdentityProcessorVerification, UpstreamErrorPolicy};
 use rs_tck::publisher::PublisherVerification;
 
 use super::broken_publisher::{Broken, Knobs};
@@ -33,6 +33,12 @@ pub(crate) struct ProcKnobs {
     pub(crate) cancel_upstream_after_error: bool,
     /// 3.8 (through the processor): drop every second element from upstream.
     pub(crate) drop_every_second_element: bool,
+    /// Bounded buffering: turn the processor's first upstream request into unbounded demand.
+    pub(crate) request_unbounded_upstream: bool,
+    /// Not a fault by itself: an upstream error is queued behind the buffered elements (the
+    /// processor completes inside, and each subscriber gets the error where it would have got
+    /// `on_complete`): the `AfterHeldElements` policy.
+    pub(crate) error_after_held_elements: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,6 +64,10 @@ struct PShared {
     leaks: Mutex<Vec<Arc<DownState>>>,
     /// The latest downstream subscriber (the `drop_earlier_subscriber_on_join` knob).
     latest: Mutex<Option<Weak<DownState>>>,
+    /// The upstream error queued behind the buffered elements (`error_after_held_elements`).
+    pending_error: Mutex<Option<Error>>,
+    /// The first upstream request was made (`request_unbounded_upstream`).
+    requested_upstream: AtomicBool,
 }
 
 impl PShared {
@@ -80,6 +90,13 @@ impl Subscription for UpSub {
     fn request(&self, n: u64) {
         let sk = &self.shared.sk;
         if self.primary && (sk.no_request || sk.lock_across_request) {
+            return;
+        }
+        if self.primary
+            && self.shared.pk.request_unbounded_upstream
+            && !self.shared.requested_upstream.swap(true, Ordering::AcqRel)
+        {
+            self.inner.request(UNBOUNDED);
             return;
         }
         self.inner.request(if sk.request_zero { 0 } else { n });
@@ -159,6 +176,11 @@ impl Subscriber<u64> for BrokenProcessor {
         }
         if sh.sk.panic_on_error {
             panic!("on_error panicked (test knob)");
+        }
+        if sh.pk.error_after_held_elements {
+            *lock(&sh.pending_error) = Some(error);
+            self.inner.on_complete();
+            return;
         }
         self.inner.on_error(error);
         if sh.pk.cancel_upstream_after_error {
@@ -245,7 +267,11 @@ impl DownState {
         let mut g = lock(&self.subscriber);
         if let Some(s) = g.as_mut() {
             self.in_signal.store(true, Ordering::Release);
-            f(s);
+            if self.knobs().swallow_subscriber_panics {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(s)));
+            } else {
+                f(s);
+            }
             self.in_signal.store(false, Ordering::Release);
         }
         if self.cancelled.load(Ordering::Acquire) {
@@ -343,7 +369,28 @@ impl Subscriber<u64> for DownSubscriber {
         if st.knobs().no_terminal {
             return;
         }
+        let pending = lock(&st.shared.pending_error).clone();
+        if let Some(e) = pending {
+            // The upstream's error, queued behind the buffered elements.
+            self.on_error(e);
+            return;
+        }
         st.end(|s| s.on_complete());
+    }
+}
+
+impl Drop for DownSubscriber {
+    /// The processor dropped its subscriber (after a cancel, a terminal signal, or its panic):
+    /// the downstream subscriber goes with it (it holds the subscription, which holds this
+    /// state: without this, a cycle).
+    fn drop(&mut self) {
+        let st = &self.0;
+        let s = match st.subscriber.try_lock() {
+            Ok(mut g) => g.take(),
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner().take(),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        st.release(s);
     }
 }
 
@@ -536,6 +583,8 @@ pub(crate) struct BrokenIdentity {
     pub(crate) coordinated: bool,
     /// `max_supported_subscribers`.
     pub(crate) max_subscribers: u64,
+    /// `upstream_error_policy`.
+    pub(crate) error_policy: UpstreamErrorPolicy,
 }
 
 impl Default for BrokenIdentity {
@@ -546,6 +595,7 @@ impl Default for BrokenIdentity {
             processor: ProcKnobs::default(),
             coordinated: true,
             max_subscribers: u64::MAX,
+            error_policy: UpstreamErrorPolicy::Immediately,
         }
     }
 }
@@ -573,6 +623,8 @@ impl IdentityProcessorVerification for BrokenIdentity {
                 elements: AtomicU64::new(0),
                 leaks: Mutex::new(Vec::new()),
                 latest: Mutex::new(None),
+                pending_error: Mutex::new(None),
+                requested_upstream: AtomicBool::new(false),
             }),
             handles: Arc::new(()),
         }
@@ -601,5 +653,9 @@ impl IdentityProcessorVerification for BrokenIdentity {
 
     fn max_supported_subscribers(&self) -> u64 {
         self.max_subscribers
+    }
+
+    fn upstream_error_policy(&self) -> UpstreamErrorPolicy {
+        self.error_policy
     }
 }

@@ -7,6 +7,7 @@
 //! `on_subscribe` first, comes from that thread, and `request`/`cancel` only record and wake it
 //! (the shape of a publisher over a blocking source).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
@@ -80,6 +81,13 @@ pub(crate) struct Knobs {
     /// 3.17: demand is kept as a signed 64-bit count that wraps (a Java `long` without an
     /// overflow check): past `i64::MAX` it turns negative, and the publisher stalls.
     pub(crate) signed_wrapping_demand: bool,
+    /// 1.5: no look-ahead: the publisher finds out that it has ended only when asked for the
+    /// next element (demand left after the last one), so without demand it never completes.
+    pub(crate) no_look_ahead: bool,
+    /// 2.13: subscriber panics are not caught: they escape into `subscribe` or `request`.
+    pub(crate) unguarded_signals: bool,
+    /// 2.13: a subscriber's panic is caught and ignored: the publisher keeps signalling it.
+    pub(crate) swallow_subscriber_panics: bool,
     /// Not a fault: every signal comes from a thread of the publisher's own, started by
     /// `subscribe` (see the module docs).
     pub(crate) own_thread: bool,
@@ -257,9 +265,7 @@ impl TestSubscription {
         self.draining.store(true, Ordering::Release);
         if let Some(h) = first.take() {
             if !self.knobs.skip_on_subscribe {
-                if let Some(s) = st.subscriber.as_mut() {
-                    s.on_subscribe(h);
-                }
+                self.guarded(&mut st, |s| s.on_subscribe(h));
             }
         }
         self.pass(&mut st);
@@ -289,6 +295,29 @@ impl TestSubscription {
         }
     }
 
+    /// Calls the subscriber under the rule 2.13 guard: a panic ends the subscription (the
+    /// subscriber is dropped) and returns `false`, unless a knob breaks that.
+    fn guarded(&self, st: &mut State, f: impl FnOnce(&mut BoxSubscriber<u64>)) -> bool {
+        let k = &self.knobs;
+        let Some(s) = st.subscriber.as_mut() else {
+            return false;
+        };
+        if k.unguarded_signals {
+            f(s);
+            return true;
+        }
+        match catch_unwind(AssertUnwindSafe(|| f(s))) {
+            Ok(()) => true,
+            Err(_) if k.swallow_subscriber_panics => true,
+            Err(_) => {
+                st.terminated = true;
+                let s = st.subscriber.take();
+                let _ = catch_unwind(AssertUnwindSafe(|| drop(s)));
+                false
+            }
+        }
+    }
+
     fn pass(&self, st: &mut State) {
         let k = &self.knobs;
         loop {
@@ -299,14 +328,17 @@ impl TestSubscription {
             if self.cancelled.load(Ordering::Acquire)
                 && !(k.ignore_cancel_under_unbounded_demand && unbounded)
             {
-                if let Some(s) = st.subscriber.as_mut() {
+                if st.subscriber.is_some() {
                     if k.complete_on_cancel {
-                        s.on_complete();
+                        self.guarded(st, |s| s.on_complete());
                     }
                     if k.flush_on_cancel {
                         while st.next < st.end {
-                            s.on_next(st.base + st.next);
+                            let x = st.base + st.next;
                             st.next += 1;
+                            if !self.guarded(st, |s| s.on_next(x)) {
+                                break;
+                            }
                         }
                     }
                 }
@@ -317,33 +349,36 @@ impl TestSubscription {
                 }
                 return;
             }
-            let Some(s) = st.subscriber.as_mut() else {
+            if st.subscriber.is_none() {
                 return;
-            };
+            }
             if self.zero.load(Ordering::Acquire) {
                 let e = match k.zero_request_message {
                     Some(m) => Error::msg(m),
                     None => SpecViolation::NonPositiveRequest.into(),
                 };
-                s.on_error(e);
+                self.guarded(st, |s| s.on_error(e));
                 self.terminate(st);
                 return;
             }
             if self.demand_error.load(Ordering::Acquire) {
-                s.on_error(Error::msg("demand too large (test knob)"));
+                self.guarded(st, |s| {
+                    s.on_error(Error::msg("demand too large (test knob)"))
+                });
                 self.terminate(st);
                 return;
             }
             if k.fail {
                 if !k.no_terminal {
-                    s.on_error(Error::msg("failed on purpose"));
+                    self.guarded(st, |s| s.on_error(Error::msg("failed on purpose")));
                     self.terminate(st);
                 }
                 return;
             }
             if st.next >= st.end {
-                if !k.no_terminal {
-                    s.on_complete();
+                let asked = self.demand.load(Ordering::Acquire) > st.emitted;
+                if !k.no_terminal && (asked || !k.no_look_ahead) {
+                    self.guarded(st, |s| s.on_complete());
                     self.terminate(st);
                 }
                 return;
@@ -366,7 +401,9 @@ impl TestSubscription {
             st.emitted += 1;
             let x = st.base + st.next;
             st.next += 1;
-            s.on_next(x);
+            if !self.guarded(st, |s| s.on_next(x)) {
+                return;
+            }
         }
     }
 

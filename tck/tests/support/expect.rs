@@ -1,7 +1,7 @@
 //! How a deliberately broken implementation must show up in a check's outcome, and the one
 //! assertion every `…_should_fail_by_…` self-test makes.
 
-use rs_tck::outcome::{Outcome, TestOutcome};
+use rs_tck::outcome::{Outcome, TestOutcome, HINT_SEPARATOR};
 use rs_tck::suite::Suite;
 
 /// What the check must report for the broken implementation.
@@ -14,8 +14,21 @@ pub(crate) enum Expect {
 }
 
 /// Runs `check` of `suite` and asserts the expected outcome, with every needle (the rule and
-/// the specific reason) in its detail.
+/// the specific reason) in its detail, and the check's own hint at its end.
 pub(crate) fn assert_case(suite: &Suite, check: &str, expect: Expect, needles: &[&str]) {
+    assert_case_with_hint(suite, check, expect, needles, None);
+}
+
+/// As [`assert_case`], with the hint the detail must end with: `None` for the check's own, or
+/// the hint of the violation the broken implementation commits on the way (issue 20, item 7:
+/// the hint matches the violation detected, not the check's name).
+pub(crate) fn assert_case_with_hint(
+    suite: &Suite,
+    check: &str,
+    expect: Expect,
+    needles: &[&str],
+    hint: Option<&str>,
+) {
     let test = suite
         .test(check)
         .unwrap_or_else(|| panic!("no check named {check}"));
@@ -36,11 +49,18 @@ pub(crate) fn assert_case(suite: &Suite, check: &str, expect: Expect, needles: &
             );
         }
     }
-    // Item 6 of issue #10: the failure points at the cause.
+    // Item 6 of issue #10: the failure points at the cause; issue 20, item 7: the cause seen.
     assert!(!test.hint.is_empty(), "{check} has no hint");
+    let hint = hint.unwrap_or(test.hint);
     assert!(
-        o.detail.ends_with(&format!(" — hint: {}", test.hint)),
-        "{check}: the detail should end with the check's hint: {}",
+        o.detail.ends_with(&format!("{HINT_SEPARATOR}{hint}")),
+        "{check}: the detail should end with the hint {hint:?}: {}",
+        o.detail
+    );
+    assert_eq!(
+        o.detail.matches(HINT_SEPARATOR).count(),
+        1,
+        "{check}: one hint: {}",
         o.detail
     );
     for n in needles {

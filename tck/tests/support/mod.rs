@@ -3,8 +3,12 @@
 //! Each self-test uses part of it.
 #![allow(dead_code)]
 
+pub(crate) mod broken_adapter;
+pub(crate) mod broken_multicast;
+pub(crate) mod broken_on_upstream;
 pub(crate) mod broken_processor;
 pub(crate) mod broken_publisher;
+pub(crate) mod broken_stream;
 pub(crate) mod broken_subscriber;
 pub(crate) mod cannot_fail;
 pub(crate) mod expect;

@@ -119,6 +119,12 @@ impl IdentityProcessorVerification for Processed {
     fn max_supported_subscribers(&self) -> u64 {
         1
     }
+
+    /// Two buffers of `buffer_size` by construction: the processor's input side (prefetched)
+    /// and the boundary's ring inside its flow.
+    fn max_buffered_elements(&self, buffer_size: usize) -> rs_tck::publisher::BufferBound {
+        rs_tck::publisher::BufferBound::AtMost(2 * buffer_size as u64)
+    }
 }
 
 /// The boundary subscriber on its own: its island (`Flow::from_boundary`) drains into an

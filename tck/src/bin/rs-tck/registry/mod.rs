@@ -13,7 +13,7 @@
 //! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
 //! | `boundary` (not in a loom build) | flows with `async_boundary()` (batched, unbatched, two boundaries), `IslandProcessor(async_boundary)`, `boundary::BoundarySubscriber` | publisher, identity processor, subscriber whitebox, blackbox |
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
-//! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::sink_subscriber`, `compat::from_async` | publisher; subscriber whitebox, blackbox |
+//! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::to_stream(8)`, `(1)`; `compat::sink_subscriber`, `compat::from_async` | publisher; stream bridge; subscriber whitebox, blackbox, sink subscriber, async callback |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
@@ -31,8 +31,29 @@ mod subscribers;
 
 use rs_tck::suite::Suite;
 
-/// Every registered suite, in table order.
+/// The built-in implementations that fail a check because of a bug in rs-impl: `(implementation,
+/// verification, test, the bug)`. The checks are not weakened: each is reported as skipped with
+/// "KNOWN FAILURE" and the bug while it fails, and as failed once it passes (the mark is then
+/// stale: remove it with the fix). [`all`] applies them.
+pub(crate) const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[];
+
+/// Every registered suite, in table order, with [`KNOWN_FAILURES`] marked.
 pub(crate) fn all() -> Vec<Suite> {
+    unmarked()
+        .into_iter()
+        .map(|mut suite| {
+            for (implementation, verification, test, bug) in KNOWN_FAILURES {
+                if suite.implementation == *implementation && suite.verification == *verification {
+                    suite = suite.known_failure(test, bug);
+                }
+            }
+            suite
+        })
+        .collect()
+}
+
+/// Every registered suite, in table order.
+fn unmarked() -> Vec<Suite> {
     #[cfg_attr(rs_loom, allow(unused_mut))] // the island entries are not in the loom build
     let mut suites = vec![
         sources::suites(),
