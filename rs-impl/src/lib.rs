@@ -8,7 +8,8 @@
 //! | [`demand`] | a saturating demand counter that turns `request(0)` into the 3.9 error |
 //! | [`serial`] | the work-in-progress drain loop: serial signals, bounded recursion, no lost wake-up |
 //! | [`source`] | cold publishers (iterator, range, `Pull` sources, empty, failed, never) and the bounded `push` source |
-//! | [`island`] | fused stages run by an interpreter, as futures on any executor; the `Flow` builder |
+//! | [`flow`] | the typed `Flow` builder: linear operators written once ([`flow::Operator`]) and fused by the compiler, materialised into islands; a flow as a publisher or a processor |
+//! | [`island`] | stages run by an interpreter (ports, event ring, chasing, completion-gated finalisation), as futures on any executor ([`Runtime`]); graphs wired by hand |
 //! | `handoff` (private) | the one single-producer single-consumer hand-off under the boundary, the stream bridges and the external subscriber |
 //! | [`boundary`] | batching async boundaries between islands; the boundary subscriber (an island's input side) |
 //! | producer API | the one producer API of the fanout channel and the push source: `try_send`, `send(..).await`, `blocking_send`, `complete`, `fail`, a `Sink`; their errors |

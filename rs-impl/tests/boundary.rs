@@ -1,5 +1,5 @@
-//! The batching async boundary: seed 001's ten regression scenarios (Pekko's `FusingSpec`
-//! additions, §B.4 of the seed designs), each on the default runtime and on tokio, then the
+//! The batching async boundary: Pekko PR #3288's ten regression scenarios (Pekko's `FusingSpec`
+//! additions), each on the default runtime and on tokio, then the
 //! boundary subscriber on its own, the output side's flush points, and what is dropped when.
 //!
 //! Waits are bounded by a number of polls (`support::wait_until`) only so that a bug fails
@@ -206,7 +206,7 @@ impl Probe {
     }
 }
 
-// ---- seed 001's regression scenarios (§B.4), each on both runtimes ----
+// ---- Pekko PR #3288's regression scenarios, each on both runtimes ----
 
 /// 1. Order is kept over 5,000 elements through one boundary (under three request patterns).
 #[rstest]

@@ -1,4 +1,4 @@
-//! Behaviour tests of the island interpreter (seed 002: Pekko's GraphInterpreterSpec shapes): chasing with
+//! Behaviour tests of the island interpreter (Pekko PR #2986: Pekko's GraphInterpreterSpec shapes): chasing with
 //! its abort rules, lifecycle hooks, release of stage state, the stress shapes with counts
 //! showing linear work, and the same scenarios in fuzzing mode.
 #![cfg(not(rs_loom))]

@@ -1,4 +1,4 @@
-//! Scenario `boundary`: seed 001's `AsyncBoundaryThroughputBenchmark` — `0..n` through K
+//! Scenario `boundary`: Pekko PR #3288's `AsyncBoundaryThroughputBenchmark` — `0..n` through K
 //! identity stages, each followed by an asynchronous boundary, into a summing subscriber.
 //!
 //! Parameter K: the number of boundaries (0, 1, 3, 10). K = 0 is the fused baseline: the
@@ -290,7 +290,7 @@ pub fn futures_mpsc(k: u64, n: u64) -> u64 {
 pub fn scenario() -> Scenario {
     Scenario {
         id: "boundary",
-        title: "seed 001's AsyncBoundaryThroughputBenchmark: K identity stages, each behind an async boundary",
+        title: "Pekko PR #3288's AsyncBoundaryThroughputBenchmark: K identity stages, each behind an async boundary",
         param_name: "async boundaries (hops)",
         params: [0, 1, 3, 10].into_iter().map(Param::new).collect(),
         implementations: vec![

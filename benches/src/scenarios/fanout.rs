@@ -35,7 +35,7 @@ use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};
 /// (ours: the fanout's maximum capacity; the peers: their channel capacity).
 pub const CAPACITY: usize = 64;
 
-/// The subscriber counts of `fanout` (seed 000's grid).
+/// The subscriber counts of `fanout` (Pekko PR #3730's grid).
 const SUBSCRIBERS: [u64; 5] = [1, 2, 8, 32, 128];
 /// The subscriber counts of `fanout-slow` (one of them slow).
 const SLOW_SUBSCRIBERS: [u64; 3] = [2, 8, 32];

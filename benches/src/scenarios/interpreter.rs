@@ -1,4 +1,4 @@
-//! Scenario `interpreter`: seed 002's `InterpreterBenchmark` — `n` elements through k
+//! Scenario `interpreter`: Pekko PR #2986's `InterpreterBenchmark` — `n` elements through k
 //! identity stages, the sink pulling one element at a time, all on the calling thread.
 //!
 //! Parameter k: the number of identity stages (1, 5, 10). One element is one op, including
@@ -217,7 +217,7 @@ pub fn futures_map(k: u64, n: u64) -> u64 {
 pub fn scenario() -> Scenario {
     Scenario {
         id: "interpreter",
-        title: "seed 002's InterpreterBenchmark: k identity stages, the sink pulling one at a time",
+        title: "Pekko PR #2986's InterpreterBenchmark: k identity stages, the sink pulling one at a time",
         param_name: "identity stages",
         params: [1, 5, 10].into_iter().map(Param::new).collect(),
         implementations: vec![

@@ -3,10 +3,10 @@
 //! | module | scenario id | what it measures |
 //! |---|---|---|
 //! | [`source`] | `source` | a cold source drained into a subscriber on one thread, per element |
-//! | [`interpreter`] | `interpreter` | seed 002's InterpreterBenchmark: k identity stages in one island, against separate publisher/subscriber pairs and a futures::stream chain |
+//! | [`interpreter`] | `interpreter` | Pekko PR #2986's InterpreterBenchmark: k identity stages in one island, against separate publisher/subscriber pairs and a futures::stream chain |
 //! | [`pipeline`] | `pipeline` | a producer thread handing `u64`s to a consumer thread |
 //! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
-//! | [`boundary`] | `boundary` | seed 001's AsyncBoundaryThroughputBenchmark: K identity stages each behind an async boundary, against chains of crossbeam, tokio and futures channels |
+//! | [`boundary`] | `boundary` | Pekko PR #3288's AsyncBoundaryThroughputBenchmark: K identity stages each behind an async boundary, against chains of crossbeam, tokio and futures channels |
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
 //!

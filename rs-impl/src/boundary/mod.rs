@@ -1,4 +1,4 @@
-//! The batching async boundary: where elements cross from one island to another (seed 001;
+//! The batching async boundary: where elements cross from one island to another (Pekko PR #3288;
 //! Pekko #3288).
 //!
 //! [`Flow::async_boundary`](crate::flow::Flow::async_boundary) cuts a flow in two: the
@@ -39,7 +39,7 @@
 //!   meet only in the ring's atomics and in posts to each other's mailbox. Nothing of one
 //!   island ever runs on the other's thread.
 //! * **Memory** is bounded by the ring (allocated once, when the boundary is materialised) —
-//!   no pool shared beyond the two sides of one boundary (seed 003's lesson), so storage is
+//!   no pool shared beyond the two sides of one boundary (RxJava #1908's lesson), so storage is
 //!   never recycled while either side still holds it.
 //! * **Panics** in a stage fail the stream across the boundary with
 //!   [`IslandError::StagePanicked`](crate::island::IslandError::StagePanicked); a panicking
@@ -106,15 +106,14 @@ pub struct BoundaryStats {
 /// flight across one boundary at most (a power of two).
 pub const DEFAULT_BOUNDARY_SIZE: usize = 1024;
 
-/// How one boundary is set up: its ring's size and whether it batches.
+/// How one boundary is set up: its ring's size.
 ///
 /// # Examples
 ///
 /// ```
 /// use rs_impl::boundary::BoundaryConfig;
-/// let c = BoundaryConfig::new().size(1000).batching(false);
+/// let c = BoundaryConfig::new().size(1000);
 /// assert_eq!(c.ring_size(), 1024);
-/// assert!(!c.is_batching());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BoundaryConfig {
@@ -129,7 +128,7 @@ impl Default for BoundaryConfig {
 }
 
 impl BoundaryConfig {
-    /// [`DEFAULT_BOUNDARY_SIZE`], batching on.
+    /// [`DEFAULT_BOUNDARY_SIZE`].
     ///
     /// # Examples
     ///
@@ -154,11 +153,9 @@ impl BoundaryConfig {
 
     /// Whether the output side batches (the default). Off, every element is flushed on its
     /// own with a wake-up of the downstream island: the same protocol one element at a time,
-    /// for measuring what batching buys.
-    ///
-    /// # Examples
-    ///
-    /// See [`BoundaryConfig`].
+    /// for measuring what batching buys (the benchmarks' baseline and the TCK's twin; not
+    /// part of the documented API).
+    #[doc(hidden)]
     pub fn batching(mut self, on: bool) -> Self {
         self.batching = on;
         self
@@ -174,10 +171,7 @@ impl BoundaryConfig {
     }
 
     /// Whether the output side batches.
-    ///
-    /// # Examples
-    ///
-    /// See [`BoundaryConfig`].
+    #[doc(hidden)]
     pub fn is_batching(&self) -> bool {
         self.batching
     }

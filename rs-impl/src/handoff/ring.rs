@@ -7,7 +7,7 @@
 //!
 //! A bounded single-producer single-consumer ring of a power-of-two size with free-running
 //! positions and cached remote indices, as in crossbeam's `ArrayQueue` and Lamport's
-//! original queue, specialised the way seed 001 describes Pekko's batching async boundary
+//! original queue, specialised the way Pekko PR #3288 builds Pekko's batching async boundary
 //! (Pekko #3288): the producer publishes a **batch** with one read-modify-write, and the
 //! consumer hands slots back a batch at a time. The park protocol is the one tokio's
 //! `AtomicWaker` users rely on, folded into the word that also carries the tail, as the

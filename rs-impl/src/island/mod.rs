@@ -1,4 +1,4 @@
-//! Islands: stages run by one interpreter, as a future on any executor (seed 002).
+//! Islands: stages run by one interpreter, as a future on any executor (Pekko PR #2986).
 //!
 //! An **island** runs a graph of [`Stage`]s on one logical thread at a time, by direct calls:
 //! no Reactive Streams protocol between its stages. The [`Interpreter`] schedules the stages

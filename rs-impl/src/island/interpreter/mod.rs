@@ -1,4 +1,4 @@
-//! The fused-stage interpreter (seed 002; Pekko's `GraphInterpreter` with #2985, #2986 and
+//! The fused-stage interpreter (Pekko PR #2986 and Pekko's `GraphInterpreter` with #2985, #2986 and
 //! #3373).
 //!
 //! # Model
