@@ -47,4 +47,4 @@ pub mod subscriber;
 
 pub use flow::{BoxFlow, Flow, FlowPublisher};
 pub use island::Runtime;
-pub use producer::{ProducerError, SendError, SinkError, TrySendError};
+pub use producer::{CloseReason, ProducerError, SendError, SinkError, TrySendError};

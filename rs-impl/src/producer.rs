@@ -77,7 +77,8 @@ use crate::loom::sync::{Condvar, Mutex};
 pub enum TrySendError<T> {
     /// No room now: the element would exceed the channel's bound.
     Full(T),
-    /// The stream takes no more elements (it ended, or nobody can receive any more).
+    /// The stream takes no more elements (it ended, or nobody can receive any more); the
+    /// sender's `closed_reason` says why ([`CloseReason`]).
     Closed(T),
 }
 
@@ -144,7 +145,8 @@ impl<T> From<SendError<T>> for TrySendError<T> {
     }
 }
 
-/// `send` or `blocking_send` found the stream closed; the element is handed back.
+/// `send` or `blocking_send` found the stream closed; the element is handed back. The
+/// sender's `closed_reason` says why ([`CloseReason`]).
 ///
 /// # Examples
 ///
@@ -284,6 +286,62 @@ impl From<ProducerError> for Error {
     }
 }
 
+/// Why a channel takes no more elements: what a sender's `closed_reason` says after a send
+/// came back [`Closed`](TrySendError::Closed) (the send errors carry only the element, as
+/// tokio's do).
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::fanout::{self, FanoutConfig, FanoutError, LastSubscriberPolicy};
+/// use rs_impl::subscriber::{collect, RequestStrategy};
+/// use rs_impl::CloseReason;
+///
+/// let config = FanoutConfig::new(4).last_subscriber(LastSubscriberPolicy::CancelUpstream);
+/// let (tx, publisher) = fanout::channel_with::<u8>(config);
+/// let (s, h) = collect(RequestStrategy::Unbounded);
+/// publisher.subscribe(Box::new(s));
+/// h.cancel(); // the last subscriber leaves: this policy closes the channel
+/// assert!(tx.try_send(1).unwrap_err().is_closed());
+/// match tx.closed_reason() {
+///     Some(CloseReason::Failed(e)) => {
+///         assert_eq!(e.downcast_ref::<FanoutError>(), Some(&FanoutError::ShutDown))
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// A producer completed the stream (`complete`, or the `Sink`'s `close`).
+    Completed,
+    /// The stream ended with this error, the one its subscribers get: a producer's `fail`, a
+    /// vanished or panicked producer ([`ProducerError`]), or the channel's own reason (for the
+    /// fanout a [`FanoutError`](crate::fanout::FanoutError): its last subscriber left under
+    /// `LastSubscriberPolicy::CancelUpstream`, every publisher handle was dropped with nobody
+    /// subscribed, nobody subscribed in time).
+    Failed(Error),
+    /// The subscriber cancelled its subscription (the push source: nobody else can receive).
+    Cancelled,
+    /// The publisher was dropped before anyone subscribed (the push source: nobody can
+    /// receive).
+    Unsubscribable,
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::Completed => f.write_str("a producer completed the stream"),
+            CloseReason::Failed(e) => write!(f, "the stream ended with an error: {e}"),
+            CloseReason::Cancelled => f.write_str("the subscriber cancelled"),
+            CloseReason::Unsubscribable => {
+                f.write_str("the publisher was dropped before anyone subscribed")
+            }
+        }
+    }
+}
+
 // ----- permits ---------------------------------------------------------------------------------
 
 /// [`Room`]'s top bit: a sender waits for a permit (in [`Waiters`]).
@@ -310,12 +368,27 @@ pub(crate) enum Claim {
 /// Every change is one read-modify-write of the one word, so a sender's "none left, I wait"
 /// and a permit's return (or the end) are totally ordered: either the sender's look sees the
 /// new permits (or the end), or whoever adds them sees the sender waiting and wakes it.
-pub(crate) struct Room(AtomicU64);
+pub(crate) struct Room {
+    word: AtomicU64,
+    /// Why sends are over: set once, before [`SHUT`] (so whoever sees the bit finds it).
+    reason: Mutex<Option<CloseReason>>,
+}
 
 impl Room {
     /// A room with `permits` permits (at most [`UNLIMITED`]).
     pub(crate) fn new(permits: u64) -> Self {
-        Room(AtomicU64::new(permits.min(UNLIMITED)))
+        Room {
+            word: AtomicU64::new(permits.min(UNLIMITED)),
+            reason: Mutex::new(None),
+        }
+    }
+
+    /// Why sends are over (`None` while they are not).
+    pub(crate) fn reason(&self) -> Option<CloseReason> {
+        if !self.is_shut() {
+            return None;
+        }
+        self.reason.lock().clone()
     }
 
     /// Takes a permit, if there is one and sends are not over.
@@ -332,7 +405,7 @@ impl Room {
     #[inline]
     fn claim(&self, wait: bool) -> Claim {
         let seen = self
-            .0
+            .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
                 if room & SHUT != 0 {
                     None
@@ -359,7 +432,7 @@ impl Room {
     #[inline]
     pub(crate) fn add(&self, n: u64) -> bool {
         let prev = self
-            .0
+            .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |room| {
                 (room & SHUT == 0).then(|| (room & UNLIMITED).saturating_add(n).min(UNLIMITED))
             })
@@ -367,16 +440,24 @@ impl Room {
         prev & WAITING != 0 && prev & SHUT == 0
     }
 
-    /// Ends the sends; `true` if a sender was waiting (the caller then wakes the waiters).
-    pub(crate) fn shut(&self) -> bool {
-        let prev = self.0.fetch_or(SHUT, Ordering::AcqRel);
+    /// Ends the sends because of `reason` (the first reason stays); `true` if a sender was
+    /// waiting (the caller then wakes the waiters).
+    #[cold]
+    pub(crate) fn shut(&self, reason: impl FnOnce() -> CloseReason) -> bool {
+        {
+            let mut slot = self.reason.lock();
+            if slot.is_none() {
+                *slot = Some(reason());
+            }
+        }
+        let prev = self.word.fetch_or(SHUT, Ordering::AcqRel);
         prev & WAITING != 0 && prev & SHUT == 0
     }
 
     /// Whether sends are over.
     #[inline]
     pub(crate) fn is_shut(&self) -> bool {
-        self.0.load(Ordering::Acquire) & SHUT != 0
+        self.word.load(Ordering::Acquire) & SHUT != 0
     }
 
     /// Whether permits given back now would be wanted at once: a sender waits, or none is
@@ -384,7 +465,7 @@ impl Room {
     /// decide whether to hand the space it freed back to the room now.
     #[inline]
     pub(crate) fn wanted(&self) -> bool {
-        let room = self.0.load(Ordering::Acquire);
+        let room = self.word.load(Ordering::Acquire);
         room & SHUT == 0 && (room & WAITING != 0 || room & UNLIMITED == 0)
     }
 }
@@ -646,6 +727,10 @@ impl<C: Channel> Inlet<C> {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.chan.room().is_shut()
+    }
+
+    pub(crate) fn closed_reason(&self) -> Option<CloseReason> {
+        self.chan.room().reason()
     }
 
     /// Gives back an unused reservation.

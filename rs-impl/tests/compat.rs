@@ -1380,3 +1380,34 @@ fn external_subscriber_passes_request_zero_on_and_cancels_when_dropped() {
     assert_eq!(calls.cancels.load(Ordering::SeqCst), 1);
     assert!(calls.subscriber_dropped.load(Ordering::SeqCst));
 }
+
+/// Issue 20 item 4 for the adapters' handle: dropping a [`Completion`] cancels the adapter
+/// (the endless upstream is cancelled, the sink dropped), as dropping a subscriber's
+/// `Handle` does; `detach` lets the adapter run to its end without it.
+#[test]
+fn dropping_a_completion_cancels_the_adapter_and_detach_does_not() {
+    let pool = ThreadPool::builder().pool_size(1).create().unwrap();
+    let runtime = Runtime::from_spawn(pool);
+    // Dropped: the endless range is cancelled and the sink is dropped (the receiver ends).
+    let (p, calls) = spy(source::range(0u64..));
+    let (tx, rx) = futures::channel::mpsc::channel::<u64>(1);
+    let (s, done) = sink_subscriber(tx, &runtime);
+    p.subscribe(Box::new(s));
+    let mut rx = futures::executor::block_on_stream(rx);
+    assert_eq!(rx.by_ref().take(3).collect::<Vec<_>>(), vec![0, 1, 2]);
+    drop(done);
+    // The receiver ends once the cancelled task has dropped its sink (read at most 10,000, so
+    // that an adapter that ignores the drop fails here instead of running forever).
+    let rest = rx.take(10_000).count();
+    assert!(rest <= 130, "at most one poll budget more: {rest}");
+    assert_eq!(calls.cancels.load(Ordering::SeqCst), 1, "upstream cancelled");
+    // Detached: the adapter runs to its end (every element, then the sink closed).
+    let (tx, rx) = futures::channel::mpsc::channel::<u64>(1);
+    let (s, done) = sink_subscriber(tx, &runtime);
+    done.detach();
+    source::range(0u64..100).subscribe(Box::new(s));
+    assert_eq!(
+        futures::executor::block_on_stream(rx).collect::<Vec<_>>(),
+        (0..100).collect::<Vec<_>>()
+    );
+}

@@ -1586,6 +1586,215 @@ fn scenario_subscribers_join_fail_and_leave_in_every_order_and_the_producer_drop
     assert!(operations < 20_000, "bounded: {operations} operations");
 }
 
+/// One step of the paced scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Paced {
+    /// Subscriber `i` joins (A = 0 requests one element per step; C = 1 requests in bulk).
+    Join(usize),
+    /// Subscriber `i` cancels.
+    Leave(usize),
+    /// Every publisher handle is dropped (nobody can join any more).
+    DropPublisher,
+    /// The producer ends: drops its last handle early (or completes).
+    ProducerEnds,
+}
+
+/// The acceptance scenario for issue 20, items 1–4, with what the first one leaves out:
+/// subscribers at **different paces** (A requests one element per step, C in bulk), a
+/// buffer small enough that the slow one holds the producer back (capacity 4: sends come
+/// back `Full`, and the element is retried after the next step), **every publisher handle
+/// dropped** at any point, and the elements of a subscriber that leaves checked too. Every
+/// order of the steps (each subscriber joins before it leaves and before the publisher is
+/// dropped), with the producer completing or vanishing. All on the test thread through
+/// `try_send`: bounded by its count of operations, it cannot hang. In every order:
+///
+/// * each subscriber gets a gap-free, in-order run of the elements (no loss, no duplicate):
+///   A from the oldest one retained when it joined; A never gets more than it requested, and
+///   everything it requested while the producer was live and had sent it;
+/// * the channel refuses a send as `Closed` only when nobody can receive (every publisher
+///   handle dropped and no subscriber left: item 2), and then says why
+///   ([`FanoutError::PublishersDropped`] in `closed_reason`); before that only `Full`;
+/// * the terminal signals: `on_complete` after everything (A, after it asks for the rest)
+///   when the producer completed, `on_error(Dropped)` when it vanished (item 1), nothing
+///   after a cancel (a cancelled subscriber gets nothing more).
+#[test]
+fn scenario_paced_subscribers_a_dropped_publisher_and_a_vanishing_producer_in_every_order() {
+    const A: usize = 0;
+    const C: usize = 1;
+    let steps = [
+        Paced::Join(A),
+        Paced::Join(C),
+        Paced::Leave(A),
+        Paced::Leave(C),
+        Paced::DropPublisher,
+        Paced::ProducerEnds,
+    ];
+    // Every order in which a subscriber joins before it leaves and before the publisher
+    // handles are dropped.
+    fn go(rest: &mut Vec<Paced>, done: &mut Vec<Paced>, out: &mut Vec<Vec<Paced>>) {
+        if rest.is_empty() {
+            out.push(done.clone());
+            return;
+        }
+        for k in 0..rest.len() {
+            let step = rest[k];
+            let ready = match step {
+                Paced::Leave(i) => done.contains(&Paced::Join(i)),
+                Paced::DropPublisher => {
+                    done.contains(&Paced::Join(A)) && done.contains(&Paced::Join(C))
+                }
+                _ => true,
+            };
+            if ready {
+                rest.remove(k);
+                done.push(step);
+                go(rest, done, out);
+                done.pop();
+                rest.insert(k, step);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    go(&mut steps.to_vec(), &mut Vec::new(), &mut all);
+    assert_eq!(all.len(), 96, "the orders the constraints allow");
+    let mut operations = 0u64;
+    for order in &all {
+        for complete in [false, true] {
+            let what = format!("{order:?}, complete: {complete}");
+            let (tx, p) = fanout::channel::<u64>(4);
+            let mut tx = Some(tx);
+            let mut p = Some(p);
+            let probes = [Probe::new(1), Probe::new(1_000)];
+            let mut joined = [false; 2];
+            let mut left = [false; 2];
+            // Left while still subscribed (before a terminal signal reached it).
+            let mut cancelled_live = [false; 2];
+            let mut requested_a = 0u64; // A's demand in all, while the producer was live
+            let mut next = 0u64; // the next element to send
+            let mut closed_seen = false;
+            for step in order {
+                operations += 1;
+                match *step {
+                    Paced::Join(i) => {
+                        p.as_ref()
+                            .expect("joins come first")
+                            .subscribe(Box::new(probes[i].clone()));
+                        joined[i] = true;
+                        if i == A && tx.is_some() {
+                            requested_a += 1;
+                        }
+                    }
+                    Paced::Leave(i) => {
+                        if probes[i].sub.lock().unwrap().is_some() {
+                            probes[i].cancel();
+                            cancelled_live[i] = true;
+                        }
+                        left[i] = true;
+                    }
+                    Paced::DropPublisher => drop(p.take()),
+                    Paced::ProducerEnds => {
+                        let t = tx.take().expect("ends once");
+                        if complete {
+                            t.complete();
+                        }
+                        drop(t);
+                    }
+                }
+                // A asks for one more per step while it is subscribed.
+                if joined[A] && !left[A] && probes[A].sub.lock().unwrap().is_some() {
+                    probes[A].request(1);
+                    if tx.is_some() {
+                        requested_a += 1;
+                    }
+                }
+                // The producer sends up to two elements per step.
+                if let Some(t) = tx.as_ref() {
+                    for _ in 0..2 {
+                        operations += 1;
+                        match t.try_send(next) {
+                            Ok(()) => next += 1,
+                            Err(TrySendError::Full(_)) => break,
+                            Err(TrySendError::Closed(_)) => {
+                                let nobody = p.is_none() && left[A] && left[C];
+                                assert!(nobody, "{what}: Closed while someone can receive");
+                                let why = t.closed_reason().expect("a closed channel says why");
+                                match why {
+                                    rs_impl::CloseReason::Failed(e) => assert_eq!(
+                                        e.downcast_ref::<FanoutError>(),
+                                        Some(&FanoutError::PublishersDropped),
+                                        "{what}"
+                                    ),
+                                    other => panic!("{what}: closed because {other}"),
+                                }
+                                closed_seen = true;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            // Nobody left to receive while the producer was live: the channel said so.
+            let producer_outlived_everyone = order
+                .iter()
+                .position(|s| *s == Paced::ProducerEnds)
+                .is_some_and(|end| {
+                    [Paced::DropPublisher, Paced::Leave(A), Paced::Leave(C)]
+                        .iter()
+                        .all(|s| order.iter().position(|x| x == s).unwrap() < end)
+                });
+            assert_eq!(closed_seen, producer_outlived_everyone, "{what}: item 2");
+            // A, if still subscribed, asks for the rest (a completed stream then completes).
+            if probes[A].sub.lock().unwrap().is_some() {
+                probes[A].request(UNBOUNDED);
+            }
+            for (i, probe) in probes.iter().enumerate() {
+                let nexts = probe.nexts();
+                // A gap-free run, in order, within what was sent.
+                for w in nexts.windows(2) {
+                    assert_eq!(w[1], w[0] + 1, "{what}: subscriber {i}: {nexts:?}");
+                }
+                assert!(nexts.last().is_none_or(|l| *l < next), "{what}: {i}");
+                let events = probe.events();
+                let terminal = events.iter().filter(|e| !matches!(e, Ev::Next(_) | Ev::Sub));
+                let terminal: Vec<_> = terminal.collect();
+                let cancelled_first = cancelled_live[i];
+                if cancelled_first {
+                    assert!(terminal.is_empty(), "{what}: {i} cancelled: {terminal:?}");
+                } else if complete {
+                    assert_eq!(terminal, vec![&Ev::Complete], "{what}: {i}");
+                    // Completion after everything sent from where it started (a late
+                    // joiner may find nothing retained).
+                    if let Some(last) = nexts.last() {
+                        assert_eq!(*last + 1, next, "{what}: {i}");
+                    }
+                    if i == A && order[0] == Paced::Join(A) {
+                        // A was there from the first element: it gets every one.
+                        assert_eq!(nexts, (0..next).collect::<Vec<_>>(), "{what}: A");
+                    }
+                } else {
+                    assert_eq!(terminal.len(), 1, "{what}: {i}: {events:?}");
+                    let e = probe.last_error();
+                    assert_eq!(
+                        e.downcast_ref::<ProducerError>(),
+                        Some(&ProducerError::Dropped),
+                        "{what}: {i}: {e}"
+                    );
+                }
+                if i == A {
+                    let got = nexts.len() as u64;
+                    assert!(got <= requested_a || complete, "{what}: A over its demand");
+                    if !complete && !cancelled_first {
+                        // Everything A asked for that was sent reached it before the end.
+                        let sent_from_start = next - nexts.first().copied().unwrap_or(next);
+                        assert_eq!(got, requested_a.min(sent_from_start), "{what}: A lost some");
+                    }
+                }
+            }
+        }
+    }
+    assert!(operations < 10_000, "bounded: {operations} operations");
+}
+
 // ----- the producer API: clones, the Sink --------------------------------------------------------
 
 /// Clones send from several threads into one fanout while subscribers read at different

@@ -1121,6 +1121,46 @@ mod push_sender {
 
     /// The last handle dropped without `complete` fails the stream with `Dropped`; clones keep
     /// it open; a clone dropped while its thread panics fails it with `Panicked`.
+    /// A send that comes back `Closed` can be asked why (issue 20 item 3): the sender's
+    /// `closed_reason` names the cause, first cause first.
+    #[test]
+    fn a_closed_push_source_says_why() {
+        use rs_impl::CloseReason;
+        // Completed.
+        let (tx, p) = push::<u8>(4);
+        let (s, _h) = collect(RequestStrategy::Unbounded);
+        p.subscribe(Box::new(s));
+        assert!(tx.closed_reason().is_none(), "open: no reason");
+        tx.complete();
+        assert!(tx.try_send(1).unwrap_err().is_closed());
+        assert!(matches!(tx.closed_reason(), Some(CloseReason::Completed)));
+        tx.fail(Error::msg("later")); // the first end stays
+        assert!(matches!(tx.closed_reason(), Some(CloseReason::Completed)));
+        // Failed, with the producer's error.
+        let (tx, p) = push::<u8>(4);
+        let (s, _h) = collect(RequestStrategy::Unbounded);
+        p.subscribe(Box::new(s));
+        tx.fail(Error::msg("sensor unplugged"));
+        match tx.closed_reason() {
+            Some(CloseReason::Failed(e)) => assert_eq!(e.to_string(), "sensor unplugged"),
+            other => panic!("{other:?}"),
+        }
+        // Cancelled by the subscriber.
+        let (tx, p) = push::<u8>(4);
+        let (s, h) = collect(RequestStrategy::Unbounded);
+        p.subscribe(Box::new(s));
+        h.cancel();
+        assert!(tx.blocking_send(1).is_err());
+        assert!(matches!(tx.closed_reason(), Some(CloseReason::Cancelled)));
+        // Nobody can subscribe.
+        let (tx, p) = push::<u8>(4);
+        drop(p);
+        assert!(tx.try_send(1).unwrap_err().is_closed());
+        let why = tx.closed_reason().unwrap();
+        assert!(matches!(why, CloseReason::Unsubscribable));
+        assert!(why.to_string().contains("before anyone subscribed"), "{why}");
+    }
+
     #[test]
     fn a_vanished_or_panicked_producer_is_not_a_clean_end() {
         let (tx, publisher) = push::<u8>(4);

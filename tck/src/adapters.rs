@@ -48,7 +48,9 @@
 //! impl SinkSubscriberVerification for Sink {
 //!     type Item = u64;
 //!     fn create_subscriber(&self, sink: TestSink<u64>) -> impl Subscriber<u64> + 'static {
-//!         sink_subscriber(sink, &self.0).0
+//!         let (s, done) = sink_subscriber(sink, &self.0);
+//!         done.detach(); // the verification watches the sink, not the completion
+//!         s
 //!     }
 //!     fn create_element(&self, i: u64) -> u64 { i }
 //!     fn max_buffered(&self) -> BufferBound { BufferBound::AtMost(1) }
@@ -66,7 +68,9 @@
 //! impl AsyncCallbackVerification for Async {
 //!     type Item = u64;
 //!     fn create_subscriber(&self, callback: TestCallback<u64>) -> impl Subscriber<u64> + 'static {
-//!         from_async(Glue(callback), 4, &self.0).0
+//!         let (s, done) = from_async(Glue(callback), 4, &self.0);
+//!         done.detach();
+//!         s
 //!     }
 //!     fn create_element(&self, i: u64) -> u64 { i }
 //!     fn prefetch(&self) -> BufferBound { BufferBound::AtMost(4) }

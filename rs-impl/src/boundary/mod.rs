@@ -143,10 +143,19 @@ impl BoundaryConfig {
     /// The ring's size: rounded up to a power of two, at least 2. Prefetch is the size,
     /// replenishment half of it, and a batch is flushed at half of it at the latest.
     ///
+    /// # Panics
+    ///
+    /// If `size` is 0 (the crate's size rule: a ring must hold at least one element).
+    ///
     /// # Examples
     ///
     /// See [`BoundaryConfig`].
+    #[track_caller]
     pub fn size(mut self, size: usize) -> Self {
+        assert!(
+            size > 0,
+            "BoundaryConfig::size(0): a boundary's ring must hold at least one element"
+        );
         self.size = size;
         self
     }

@@ -117,10 +117,19 @@ impl<T: Send + 'static> BoundarySubscriber<T> {
     /// A boundary subscriber with a ring of `size` elements (rounded up to a power of two, at
     /// least 2), and its island side.
     ///
+    /// # Panics
+    ///
+    /// If `size` is 0 (the crate's size rule: a ring must hold at least one element).
+    ///
     /// # Examples
     ///
     /// See [`BoundarySubscriber`].
+    #[track_caller]
     pub fn new(size: usize) -> (Self, BoundaryInput<T>) {
+        assert!(
+            size > 0,
+            "BoundarySubscriber::new(0): a boundary's ring must hold at least one element"
+        );
         let shared = Shared::new(size);
         (
             BoundarySubscriber::attached(shared.clone()),

@@ -7,7 +7,7 @@ use futures::StreamExt;
 use rs_api::Error;
 
 use super::stream::StreamSubscriber;
-use super::task::{spawn_consumer, Completion};
+use super::task::{spawn_consumer, yield_now, Completion, POLL_BUDGET};
 
 /// A subscriber written with async callbacks: **its awaiting is its backpressure**. The next
 /// element is not handed over before `on_next` has finished, and elements are requested only
@@ -74,9 +74,14 @@ pub trait AsyncSubscriber<T: Send + 'static>: Send {
 /// * **Panics:** a panicking callback cancels upstream; the completion resolves to
 ///   [`CompatError::SubscriberPanicked`](super::CompatError::SubscriberPanicked).
 ///
+/// # Panics
+///
+/// If `prefetch` is 0 (the crate's size rule).
+///
 /// # Examples
 ///
 /// See [`AsyncSubscriber`].
+#[track_caller]
 pub fn from_async<T, A>(
     subscriber: A,
     prefetch: usize,
@@ -88,7 +93,15 @@ where
 {
     spawn_consumer(runtime, prefetch, move |mut stream| async move {
         let mut subscriber = subscriber;
+        let mut budget = POLL_BUDGET;
         while let Some(item) = stream.next().await {
+            budget -= 1;
+            if budget == 0 {
+                // Ready callbacks on a ready stream could keep one poll going forever: yield
+                // to the executor (which also sees a cancel).
+                budget = POLL_BUDGET;
+                yield_now().await;
+            }
             match item {
                 Ok(item) => {
                     if subscriber.on_next(item).await.is_break() {

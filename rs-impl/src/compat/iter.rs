@@ -40,6 +40,11 @@ impl<T> fmt::Debug for BlockingIter<T> {
 /// let first: Vec<u64> = blocking_iter(&numbers, 8).take(5).map(Result::unwrap).collect();
 /// assert_eq!(first, vec![0, 1, 2, 3, 4]);
 /// ```
+///
+/// # Panics
+///
+/// If `prefetch` is 0 (the crate's size rule).
+#[track_caller]
 pub fn blocking_iter<T, P>(publisher: &P, prefetch: usize) -> BlockingIter<T>
 where
     T: Send + 'static,

@@ -104,6 +104,11 @@ pub use task::Completion;
 /// ```
 pub trait PublisherCompat<T>: Publisher<T> {
     /// Subscribes and reads the publisher as a bounded `Stream` (see [`to_stream`]).
+    ///
+    /// # Panics
+    ///
+    /// If `prefetch` is 0.
+    #[track_caller]
     fn to_stream(&self, prefetch: usize) -> PublisherStream<T>
     where
         T: Send + 'static,
@@ -112,6 +117,11 @@ pub trait PublisherCompat<T>: Publisher<T> {
     }
 
     /// Subscribes and reads the publisher as a blocking `Iterator` (see [`blocking_iter`]).
+    ///
+    /// # Panics
+    ///
+    /// If `prefetch` is 0.
+    #[track_caller]
     fn blocking_iter(&self, prefetch: usize) -> BlockingIter<T>
     where
         T: Send + 'static,

@@ -10,7 +10,7 @@ use futures::stream::Stream;
 use rs_api::Error;
 
 use super::stream::{PublisherStream, StreamSubscriber};
-use super::task::{spawn_consumer, Completion};
+use super::task::{spawn_consumer, Completion, POLL_BUDGET};
 
 /// Feeds a futures [`Sink`] from a publisher: returns the subscriber to subscribe and the
 /// [`Completion`] of the task (spawned on `runtime`) that drives the sink.
@@ -79,7 +79,15 @@ where
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
+        let mut budget = POLL_BUDGET;
         loop {
+            if budget == 0 {
+                // A fast source into a fast sink could keep one poll going forever: yield to
+                // the executor (which also sees a cancel) and come back at once.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            budget -= 1;
             if this.closing {
                 return this.sink.as_mut().poll_close(cx).map_err(super::into_error);
             }

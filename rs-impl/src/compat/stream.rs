@@ -189,7 +189,16 @@ impl<T> fmt::Debug for PublisherStream<T> {
 /// let items: Vec<_> = futures::executor::block_on(stream.collect());
 /// assert_eq!(items.into_iter().map(Result::unwrap).collect::<Vec<_>>(), vec![1, 2, 3]);
 /// ```
+///
+/// # Panics
+///
+/// If `prefetch` is 0 (the crate's size rule: nothing could ever be requested).
+#[track_caller]
 pub fn stream_subscriber<T>(prefetch: usize) -> (StreamSubscriber<T>, PublisherStream<T>) {
+    assert!(
+        prefetch > 0,
+        "a stream bridge's prefetch of 0: it must be at least 1 (nothing could ever be requested)"
+    );
     let ring = Ring::new(prefetch);
     (
         StreamSubscriber {
@@ -221,6 +230,11 @@ pub fn stream_subscriber<T>(prefetch: usize) -> (StreamSubscriber<T>, PublisherS
 /// assert_eq!(items.len(), 1);
 /// assert_eq!(items[0].as_ref().unwrap_err().to_string(), "boom");
 /// ```
+///
+/// # Panics
+///
+/// If `prefetch` is 0 (the crate's size rule).
+#[track_caller]
 pub fn to_stream<T, P>(publisher: &P, prefetch: usize) -> PublisherStream<T>
 where
     T: Send + 'static,

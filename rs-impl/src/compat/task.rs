@@ -24,10 +24,41 @@ use crate::subscriber::Cancelled;
 /// `on_error`, the sink's error, [`Cancelled`] after [`cancel`](Self::cancel),
 /// [`CompatError::SubscriberPanicked`], or [`CompatError::TaskDropped`] if the executor
 /// dropped the task.
-#[must_use = "dropping a Completion does not cancel the adapter; call cancel() for that"]
+///
+/// **Dropping the completion cancels the adapter** (as dropping a [`Stream`](futures::Stream),
+/// a futures `RemoteHandle` or the crate's [`Handle`](crate::subscriber::Handle) does): an
+/// endless stream does not keep running on a pool thread with nobody listening. To let the
+/// adapter run to its end without keeping the completion, call [`detach`](Self::detach).
+/// Awaiting it (or [`wait`](Self::wait)) to the end and then dropping it cancels nothing: the
+/// adapter has finished.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+///
+/// let runtime = rs_impl::Runtime::with_threads(1).unwrap();
+/// let (sink, mut rx) = futures::channel::mpsc::channel::<u64>(1);
+/// let (s, done) = rs_impl::compat::sink_subscriber(sink, &runtime);
+/// rs_impl::source::range(0u64..).subscribe(Box::new(s));
+/// assert_eq!(futures::executor::block_on_stream(&mut rx).take(3).count(), 3);
+/// drop(done); // cancels: the endless range stops, and the sink is dropped
+/// assert_eq!(futures::executor::block_on_stream(rx).count() <= 1, true);
+/// ```
+#[must_use = "dropping a Completion cancels the adapter; call detach() to let it run"]
 pub struct Completion {
     outcome: oneshot::Receiver<Result<(), Error>>,
     abort: AbortHandle,
+    /// Dropping the completion leaves the adapter alone.
+    detached: bool,
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        if !self.detached {
+            self.abort.abort(); // a no-op once the task has finished
+        }
+    }
 }
 
 impl fmt::Debug for Completion {
@@ -61,6 +92,25 @@ impl Completion {
         self.abort.abort();
     }
 
+    /// Lets the adapter run to its end without this completion: dropping it no longer
+    /// cancels, and the outcome is not observed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_api::Publisher;
+    ///
+    /// let runtime = rs_impl::Runtime::with_threads(1).unwrap();
+    /// let (sink, rx) = futures::channel::mpsc::channel::<u64>(4);
+    /// let (s, done) = rs_impl::compat::sink_subscriber(sink, &runtime);
+    /// done.detach(); // no completion: the adapter still runs to the end
+    /// rs_impl::source::range(0u64..10).subscribe(Box::new(s));
+    /// assert_eq!(futures::executor::block_on_stream(rx).count(), 10);
+    /// ```
+    pub fn detach(mut self) {
+        self.detached = true;
+    }
+
     /// Blocks the thread until the adapter ends (not from inside an async task).
     ///
     /// # Errors
@@ -89,6 +139,7 @@ impl Future for Completion {
 /// returns the subscriber that feeds it with the [`Completion`] of the task. The task is
 /// cancellable (the stream is dropped, so the subscription is cancelled) and a panic in it
 /// becomes [`CompatError::SubscriberPanicked`].
+#[track_caller]
 pub(crate) fn spawn_consumer<T, F, Fut>(
     runtime: &Runtime,
     prefetch: usize,
@@ -117,5 +168,31 @@ where
         };
         let _ = tx.send(outcome); // nobody listening is fine
     });
-    (subscriber, Completion { outcome: rx, abort })
+    (
+        subscriber,
+        Completion {
+            outcome: rx,
+            abort,
+            detached: false,
+        },
+    )
+}
+
+/// Elements a consuming task moves in one poll at most before it yields to the executor (so
+/// that a fast source and a fast consumer neither starve the executor's other tasks nor keep
+/// a cancel from being seen).
+pub(crate) const POLL_BUDGET: usize = 128;
+
+/// Returns `Pending` once (waking the task at once), then `Ready`: a yield to the executor.
+pub(crate) fn yield_now() -> impl Future<Output = ()> {
+    let mut yielded = false;
+    std::future::poll_fn(move |cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
 }

@@ -295,4 +295,20 @@ impl<T: Clone + Send + 'static> FanoutSender<T> {
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed()
     }
+
+    /// Why the fanout takes no more elements (`None` while it does): what to look at when a
+    /// send comes back `Closed`. See [`CloseReason`](crate::CloseReason).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, publisher) = rs_impl::fanout::channel::<u8>(4);
+    /// assert!(tx.closed_reason().is_none());
+    /// drop(publisher); // nobody subscribed, and nobody can any more
+    /// let why = tx.closed_reason().unwrap();
+    /// assert!(why.to_string().contains("every publisher handle"), "{why}");
+    /// ```
+    pub fn closed_reason(&self) -> Option<crate::CloseReason> {
+        self.inner.closed_reason()
+    }
 }

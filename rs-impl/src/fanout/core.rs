@@ -58,7 +58,7 @@ use super::stats::{FanoutStats, Stats};
 use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::loom::sync::{Condvar, Mutex};
-use crate::producer::{Channel, Claim, Room, TrySendError, Waiters};
+use crate::producer::{Channel, Claim, CloseReason, Room, TrySendError, Waiters};
 use crate::serial::DrainLoop;
 
 /// How the pass takes the element handed to it.
@@ -432,7 +432,8 @@ impl<T: Clone + Send + 'static> Core<T> {
     #[cold]
     #[inline(never)]
     fn end_with(&self, st: &mut State<T>, error: Error, cancel_upstream: bool) {
-        if st.fail_all(error, cancel_upstream) && self.room.shut() {
+        let reason = CloseReason::Failed(error.clone());
+        if st.fail_all(error, cancel_upstream) && self.room.shut(|| reason) {
             self.waiters.wake_all();
         }
     }
@@ -572,13 +573,17 @@ impl<T: Clone + Send + 'static> Channel for Core<T> {
     fn end(&self, end: Result<(), Error>) {
         let woke = {
             let mut inbox = self.inbox.lock();
+            let reason = match &end {
+                Ok(()) => CloseReason::Completed,
+                Err(e) => CloseReason::Failed(e.clone()),
+            };
             if inbox.terminal.is_none() {
                 inbox.terminal = Some(match end {
                     Ok(()) => Terminal::Complete,
                     Err(e) => Terminal::Fail(e),
                 });
             }
-            self.room.shut()
+            self.room.shut(|| reason)
         };
         self.pending.swap(true, Ordering::AcqRel);
         if woke {

@@ -176,6 +176,7 @@ impl<T: Send + 'static> Flow<FromPublisher<T>> {
     /// let f = rs_impl::flow::Flow::from_publisher_with(rs_impl::source::range(0u8..3), 1024);
     /// # drop(f);
     /// ```
+    #[track_caller]
     pub fn from_publisher_with<P>(publisher: P, buffer: usize) -> Self
     where
         P: Publisher<T> + Send + Sync + 'static,
@@ -206,6 +207,7 @@ impl<T: Send + 'static> Flow<FromPublisher<T>> {
     /// let f = rs_impl::flow::Flow::from_shared_publisher(Arc::new(rs_impl::source::range(0u8..3)), 4);
     /// # drop(f);
     /// ```
+    #[track_caller]
     pub fn from_shared_publisher(publisher: SharedPublisher<T>, buffer: usize) -> Self {
         assert!(
             buffer > 0,

@@ -79,6 +79,7 @@ impl<T: Send + 'static, R: Send + 'static> IslandProcessor<T, R> {
     /// # Examples
     ///
     /// See [`IslandProcessor`].
+    #[track_caller]
     pub fn new<S, F>(build: F, buffer: usize, runtime: &Runtime) -> Self
     where
         S: Shape<Out = R>,

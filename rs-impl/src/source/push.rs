@@ -40,7 +40,7 @@ use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;
 use crate::producer::{
-    self, Channel, Claim, Inlet, Room, SendError, TrySendError, Waiters, UNLIMITED,
+    self, Channel, Claim, CloseReason, Inlet, Room, SendError, TrySendError, Waiters, UNLIMITED,
 };
 use crate::serial::DrainLoop;
 
@@ -151,9 +151,13 @@ impl<T: Send + 'static> Channel for Shared<T> {
             if slot.is_some() || self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
                 return;
             }
+            let reason = match &end {
+                Ok(()) => CloseReason::Completed,
+                Err(e) => CloseReason::Failed(e.clone()),
+            };
             *slot = Some(end);
             self.flags.fetch_or(ENDED, Ordering::AcqRel);
-            self.room.shut() // sends fail from now on
+            self.room.shut(|| reason) // sends fail from now on
         };
         if woke {
             self.waiters.wake_all();
@@ -186,19 +190,19 @@ impl<T> Shared<T> {
     }
 
     /// Ends sending (cancel, the subscription's end): waiting senders wake up to `Closed`.
-    fn shut(&self) {
-        if self.room.shut() {
+    fn shut(&self, reason: impl FnOnce() -> CloseReason) {
+        if self.room.shut(reason) {
             self.waiters.wake_all();
         }
     }
 
     /// Closes everything from outside the drain loop (cancel, the publisher dropped before a
     /// subscriber came): the drainer then drops the subscriber and the queue.
-    fn close(&self) {
+    fn close(&self, reason: CloseReason) {
         if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
             return; // 3.7
         }
-        self.shut();
+        self.shut(|| reason);
         self.run();
     }
 
@@ -288,7 +292,9 @@ impl<T> Shared<T> {
             self.take_inbox(st);
         }
         panics::drop_guarded(std::mem::take(&mut st.queue));
-        self.shut();
+        // The reason was recorded by whoever ended it (an end, a cancel); a subscriber that
+        // panicked is a cancelled one (2.13).
+        self.shut(|| CloseReason::Cancelled);
     }
 
     /// Delivers the terminal signal (`on_error` if `error` is set) and finishes.
@@ -327,7 +333,7 @@ impl<T: Send + 'static> Subscription for Shared<T> {
     }
 
     fn cancel(&self) {
-        self.close();
+        self.close(CloseReason::Cancelled);
     }
 }
 
@@ -487,7 +493,7 @@ impl<T> Drop for PushPublisher<T> {
     fn drop(&mut self) {
         let unsubscribed = self.shared.lock().take();
         if let Some(shared) = unsubscribed {
-            shared.close(); // nobody can subscribe any more: drop the queue, fail the sends
+            shared.close(CloseReason::Unsubscribable); // nobody can subscribe any more: drop the queue, fail the sends
         }
     }
 }
@@ -632,5 +638,20 @@ impl<T: Send + 'static> PushSender<T> {
     /// ```
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed()
+    }
+
+    /// Why the stream takes no more elements (`None` while it does): what to look at when a
+    /// send comes back `Closed`. See [`CloseReason`](crate::CloseReason).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::CloseReason;
+    /// let (tx, publisher) = rs_impl::source::push::<u8>(1);
+    /// drop(publisher); // nobody can subscribe any more
+    /// assert!(matches!(tx.closed_reason(), Some(CloseReason::Unsubscribable)));
+    /// ```
+    pub fn closed_reason(&self) -> Option<crate::CloseReason> {
+        self.inner.closed_reason()
     }
 }

@@ -13,7 +13,7 @@ use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Mutex};
 
 /// Creates a subscriber whose demand comes from a [`Requester`] and whose signals go to a
-/// [`Signals`] receiver, with room for `capacity` elements (at least 1).
+/// [`Signals`] receiver, with room for `capacity` elements.
 ///
 /// # Contract
 ///
@@ -55,8 +55,16 @@ use crate::loom::sync::{Arc, Mutex};
 /// assert_eq!(signals.recv().unwrap().unwrap(), 4);
 /// requester.cancel();
 /// ```
+///
+/// # Panics
+///
+/// If `capacity` is 0 (the crate's size rule: no element could ever be held).
+#[track_caller]
 pub fn external<T>(capacity: usize) -> (External<T>, Requester, Signals<T>) {
-    let capacity = capacity.max(1);
+    assert!(
+        capacity > 0,
+        "subscriber::external(0): the capacity must be at least 1 (no element could ever be held)"
+    );
     let ring = Ring::new(capacity);
     let control = Arc::new(Control {
         link: Mutex::new(Link::default()),

@@ -131,7 +131,9 @@ impl SinkSubscriberVerification for BrokenSinkAdapter {
             knobs: self.0,
             buffer: VecDeque::new(),
         };
-        sink_subscriber(wrapped, runtime()).0
+        let (s, done) = sink_subscriber(wrapped, runtime());
+        done.detach();
+        s
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -235,7 +237,9 @@ impl AsyncCallbackVerification for BrokenAsyncAdapter {
             callback,
             lose_error: self.0.lose_error,
         };
-        Box::new(from_async(glue, PREFETCH as usize, runtime()).0)
+        let (s, done) = from_async(glue, PREFETCH as usize, runtime());
+        done.detach();
+        Box::new(s)
     }
 
     fn create_element(&self, element: u64) -> u64 {

@@ -298,7 +298,9 @@ impl SubscriberBlackboxVerification for Adapter {
     type Item = u64;
 
     fn create_subscriber(&self) -> impl Subscriber<u64> + 'static {
-        self.make().0
+        let (s, done) = self.make();
+        done.detach(); // the blackbox verification drives the adapter without its completion
+        s
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -338,7 +340,9 @@ impl SinkSubscriberVerification for SinkAdapter {
     type Item = u64;
 
     fn create_subscriber(&self, sink: TestSink<u64>) -> impl Subscriber<u64> + 'static {
-        sink_subscriber(sink, exec()).0
+        let (s, done) = sink_subscriber(sink, exec());
+        done.detach(); // the verification watches the sink, not the completion
+        s
     }
 
     fn create_element(&self, element: u64) -> u64 {
@@ -377,7 +381,9 @@ impl AsyncCallbackVerification for AsyncAdapter {
     type Item = u64;
 
     fn create_subscriber(&self, callback: TestCallback<u64>) -> impl Subscriber<u64> + 'static {
-        from_async(Glue(callback), 4, exec()).0
+        let (s, done) = from_async(Glue(callback), 4, exec());
+        done.detach(); // the verification watches the callbacks, not the completion
+        s
     }
 
     fn create_element(&self, element: u64) -> u64 {
