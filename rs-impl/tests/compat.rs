@@ -1400,7 +1400,11 @@ fn dropping_a_completion_cancels_the_adapter_and_detach_does_not() {
     // that an adapter that ignores the drop fails here instead of running forever).
     let rest = rx.take(10_000).count();
     assert!(rest <= 130, "at most one poll budget more: {rest}");
-    assert_eq!(calls.cancels.load(Ordering::SeqCst), 1, "upstream cancelled");
+    assert_eq!(
+        calls.cancels.load(Ordering::SeqCst),
+        1,
+        "upstream cancelled"
+    );
     // Detached: the adapter runs to its end (every element, then the sink closed).
     let (tx, rx) = futures::channel::mpsc::channel::<u64>(1);
     let (s, done) = sink_subscriber(tx, &runtime);

@@ -1755,7 +1755,9 @@ fn scenario_paced_subscribers_a_dropped_publisher_and_a_vanishing_producer_in_ev
                 }
                 assert!(nexts.last().is_none_or(|l| *l < next), "{what}: {i}");
                 let events = probe.events();
-                let terminal = events.iter().filter(|e| !matches!(e, Ev::Next(_) | Ev::Sub));
+                let terminal = events
+                    .iter()
+                    .filter(|e| !matches!(e, Ev::Next(_) | Ev::Sub));
                 let terminal: Vec<_> = terminal.collect();
                 let cancelled_first = cancelled_live[i];
                 if cancelled_first {

@@ -30,20 +30,38 @@ impl AsyncSubscriber<u8> for Ignore {
 /// Every constructor that takes a size, called with 0.
 fn zero_sized() -> Vec<(&'static str, Box<dyn Fn()>)> {
     vec![
-        ("fanout::channel(0)", Box::new(|| drop(fanout::channel::<u8>(0)))),
-        ("FanoutConfig::new(0)", Box::new(|| drop(FanoutConfig::new(0)))),
-        ("FanoutProcessor::new(0)", Box::new(|| drop(FanoutProcessor::<u8>::new(0)))),
-        ("IdentityProcessor::new(0)", Box::new(|| drop(IdentityProcessor::<u8>::new(0)))),
+        (
+            "fanout::channel(0)",
+            Box::new(|| drop(fanout::channel::<u8>(0))),
+        ),
+        (
+            "FanoutConfig::new(0)",
+            Box::new(|| drop(FanoutConfig::new(0))),
+        ),
+        (
+            "FanoutProcessor::new(0)",
+            Box::new(|| drop(FanoutProcessor::<u8>::new(0))),
+        ),
+        (
+            "IdentityProcessor::new(0)",
+            Box::new(|| drop(IdentityProcessor::<u8>::new(0))),
+        ),
         (
             "RequestStrategy::Prefetch(0)",
             Box::new(|| drop(collect::<u8>(RequestStrategy::Prefetch(0)))),
         ),
-        ("to_stream(_, 0)", Box::new(|| drop(to_stream(&source::range(0u8..3), 0)))),
+        (
+            "to_stream(_, 0)",
+            Box::new(|| drop(to_stream(&source::range(0u8..3), 0))),
+        ),
         (
             "blocking_iter(_, 0)",
             Box::new(|| drop(blocking_iter(&source::range(0u8..3), 0))),
         ),
-        ("stream_subscriber(0)", Box::new(|| drop(stream_subscriber::<u8>(0)))),
+        (
+            "stream_subscriber(0)",
+            Box::new(|| drop(stream_subscriber::<u8>(0))),
+        ),
         (
             "from_async(_, 0, _)",
             Box::new(|| {
@@ -51,16 +69,30 @@ fn zero_sized() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 drop(from_async::<u8, _>(Ignore, 0, &rt));
             }),
         ),
-        ("subscriber::external(0)", Box::new(|| drop(external::<u8>(0)))),
-        ("BoundaryConfig::size(0)", Box::new(|| drop(BoundaryConfig::new().size(0)))),
-        ("BoundarySubscriber::new(0)", Box::new(|| drop(BoundarySubscriber::<u8>::new(0)))),
+        (
+            "subscriber::external(0)",
+            Box::new(|| drop(external::<u8>(0))),
+        ),
+        (
+            "BoundaryConfig::size(0)",
+            Box::new(|| drop(BoundaryConfig::new().size(0))),
+        ),
+        (
+            "BoundarySubscriber::new(0)",
+            Box::new(|| drop(BoundarySubscriber::<u8>::new(0))),
+        ),
         (
             "Flow::from_publisher_with(_, 0)",
             Box::new(|| drop(Flow::from_publisher_with(source::range(0u8..3), 0))),
         ),
         (
             "Flow::from_shared_publisher(_, 0)",
-            Box::new(|| drop(Flow::from_shared_publisher(Arc::new(source::range(0u8..3)), 0))),
+            Box::new(|| {
+                drop(Flow::from_shared_publisher(
+                    Arc::new(source::range(0u8..3)),
+                    0,
+                ))
+            }),
         ),
         (
             "IslandProcessor::new(_, 0, _)",
@@ -69,7 +101,10 @@ fn zero_sized() -> Vec<(&'static str, Box<dyn Fn()>)> {
                 drop(IslandProcessor::<u8, u8>::new(|f| f, 0, &rt));
             }),
         ),
-        ("Runtime::with_threads(0)", Box::new(|| drop(Runtime::with_threads(0)))),
+        (
+            "Runtime::with_threads(0)",
+            Box::new(|| drop(Runtime::with_threads(0))),
+        ),
     ]
 }
 

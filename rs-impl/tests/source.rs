@@ -1158,7 +1158,10 @@ mod push_sender {
         assert!(tx.try_send(1).unwrap_err().is_closed());
         let why = tx.closed_reason().unwrap();
         assert!(matches!(why, CloseReason::Unsubscribable));
-        assert!(why.to_string().contains("before anyone subscribed"), "{why}");
+        assert!(
+            why.to_string().contains("before anyone subscribed"),
+            "{why}"
+        );
     }
 
     #[test]
