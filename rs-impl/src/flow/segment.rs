@@ -336,6 +336,11 @@ where
         }
         match self.guarded(ctx, |s, ctx| s.exit.push(ctx, x)) {
             None => {}
+            // Between two ports, a push that filled the out-port leaves nothing to do until
+            // downstream pulls (`on_pull` drives then): the element per hop costs one push
+            // and one pull, as a hand-written stage's does. Anything else — room left (an
+            // operator that emitted nothing), or an exit that can close by itself — drives.
+            Some(Step::More) if self.exit.port_id().is_some() && self.exit.room(ctx) == 0 => {}
             Some(Step::More) => self.drive(ctx),
             Some(Step::Stop) => self.input_over(ctx),
         }
@@ -343,6 +348,20 @@ where
 
     #[inline]
     fn on_pull(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
+        if let Some(inlet) = self.entry.port() {
+            if self.exit.port_id().is_some()
+                && !self.done
+                && !self.ending
+                && !self.exit.has_pending()
+            {
+                // Between two ports with nothing held back, downstream's pull goes upstream
+                // as it is (what `drive` would do, without its batch loop).
+                if !ctx.has_been_pulled(inlet) && !ctx.is_inlet_closed(inlet) {
+                    ctx.pull(inlet);
+                }
+                return;
+            }
+        }
         self.drive(ctx);
     }
 
