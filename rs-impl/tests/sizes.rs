@@ -27,8 +27,11 @@ impl AsyncSubscriber<u8> for Ignore {
     }
 }
 
+/// A named call of a constructor.
+type Call = (&'static str, Box<dyn Fn()>);
+
 /// Every constructor that takes a size, called with 0.
-fn zero_sized() -> Vec<(&'static str, Box<dyn Fn()>)> {
+fn zero_sized() -> Vec<Call> {
     vec![
         (
             "fanout::channel(0)",
@@ -75,7 +78,9 @@ fn zero_sized() -> Vec<(&'static str, Box<dyn Fn()>)> {
         ),
         (
             "BoundaryConfig::size(0)",
-            Box::new(|| drop(BoundaryConfig::new().size(0))),
+            Box::new(|| {
+                let _ = BoundaryConfig::new().size(0);
+            }),
         ),
         (
             "BoundarySubscriber::new(0)",
@@ -111,7 +116,7 @@ fn zero_sized() -> Vec<(&'static str, Box<dyn Fn()>)> {
 #[test]
 fn a_size_of_zero_panics_everywhere_with_a_message_that_says_so() {
     for (name, make) in zero_sized() {
-        let outcome = catch_unwind(AssertUnwindSafe(|| make()));
+        let outcome = catch_unwind(AssertUnwindSafe(make));
         let payload = match outcome {
             Ok(()) => panic!("{name} accepted a size of 0 (the size rule says it panics)"),
             Err(payload) => payload,

@@ -43,7 +43,10 @@ use crate::subscriber::Cancelled;
 /// rs_impl::source::range(0u64..).subscribe(Box::new(s));
 /// assert_eq!(futures::executor::block_on_stream(&mut rx).take(3).count(), 3);
 /// drop(done); // cancels: the endless range stops, and the sink is dropped
-/// assert_eq!(futures::executor::block_on_stream(rx).count() <= 1, true);
+/// // Then the end: at most what the channel held (its buffer and the sender's slot) and what
+/// // the adapter's poll in progress still sends (it yields every 128 elements, and sees the
+/// // cancel there).
+/// assert!(futures::executor::block_on_stream(rx).count() <= 128 + 2);
 /// ```
 #[must_use = "dropping a Completion cancels the adapter; call detach() to let it run"]
 pub struct Completion {
