@@ -355,3 +355,134 @@ impl Subscriber<u64> for BadRequester {
 
 #[allow(dead_code)]
 fn unused(_: AtomicUsize) {}
+
+// ---------------------------------------------------------------------------------------------
+// The Flow operators: inside the island, on the interpreter's fan-in.
+
+#[test]
+fn flow_flat_map_serves_values_iterators_and_subscribed_inners() {
+    let runtime = Runtime::with_threads(2).unwrap();
+    let inner_runtime = runtime.clone();
+    let p = Flow::from_iter(0u64..30)
+        .flat_map(
+            move |i| -> merge::InnerSource<u64> {
+                match i % 3 {
+                    0 => merge::InnerSource::Just(i * 1000),
+                    1 => merge::InnerSource::Iter(Box::new(i * 1000..i * 1000 + 40)),
+                    _ => merge::InnerSource::Publisher(Box::new(
+                        Flow::from_iter(i * 1000..i * 1000 + 40).into_publisher(&inner_runtime),
+                    )),
+                }
+            },
+            4,
+            8,
+        )
+        .map(|x| x + 1)
+        .into_publisher(&runtime);
+    for strategy in [RequestStrategy::Unbounded, RequestStrategy::Prefetch(5)] {
+        let (s, h) = collect(strategy);
+        p.subscribe(Box::new(s));
+        let seen = h.wait().unwrap();
+        for i in 0..30u64 {
+            let inner: Vec<u64> = seen.iter().map(|x| x - 1).filter(|x| x / 1000 == i).collect();
+            let expected: Vec<u64> = if i % 3 == 0 {
+                vec![i * 1000]
+            } else {
+                (i * 1000..i * 1000 + 40).collect()
+            };
+            assert_eq!(inner, expected, "inner {i}");
+        }
+    }
+}
+
+#[test]
+fn flow_concat_map_and_merge() {
+    let runtime = Runtime::with_threads(1).unwrap();
+    let p = Flow::from_iter(0u64..4)
+        .concat_map(
+            |i| -> BoxPublisher<u64> { Box::new(source::range(i * 10..i * 10 + 3)) },
+            2,
+        )
+        .into_publisher(&runtime);
+    let (s, h) = collect(RequestStrategy::OneByOne);
+    p.subscribe(Box::new(s));
+    assert_eq!(
+        h.wait().unwrap(),
+        vec![0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]
+    );
+    let p = Flow::merge(vec![source::range(0u64..500), source::range(500u64..1000)])
+        .into_publisher(&runtime);
+    let (s, h) = collect(RequestStrategy::Prefetch(16));
+    p.subscribe(Box::new(s));
+    assert_eq!(sorted(h.wait().unwrap()), (0..1000).collect::<Vec<_>>());
+}
+
+#[test]
+fn flow_flat_map_fails_eagerly_or_after_the_others() {
+    let runtime = Runtime::with_threads(1).unwrap();
+    let make = |delay: bool| {
+        Flow::from_iter(0u64..4)
+            .flat_map_with(
+                |i| -> BoxPublisher<u64> {
+                    if i == 1 {
+                        Box::new(source::failed(Error::msg("deliberate")))
+                    } else {
+                        Box::new(source::range(0u64..50))
+                    }
+                },
+                MergeConfig::new().delay_errors(delay).prefetch(8),
+            )
+            .into_publisher(&runtime)
+    };
+    let seen = Arc::new(AtomicU64::new(0));
+    let s = Recorder::new(seen.clone(), u64::MAX);
+    let end = s.end.clone();
+    make(true).subscribe(Box::new(s));
+    support::wait_until("the delayed error", || end.lock().unwrap().is_some());
+    assert_eq!(seen.load(Ordering::SeqCst), 150);
+    assert_eq!(
+        end.lock().unwrap().take().unwrap().unwrap_err().to_string(),
+        "deliberate"
+    );
+    let (s, h) = collect::<u64>(RequestStrategy::Unbounded);
+    make(false).subscribe(Box::new(s));
+    assert_eq!(h.wait().unwrap_err().to_string(), "deliberate");
+}
+
+#[test]
+fn flow_observe_on_moves_the_rest_of_the_flow_to_the_other_runtime() {
+    let producer = Runtime::with_threads(1).unwrap();
+    let consumer = Runtime::with_threads(1).unwrap();
+    let producer_thread = Arc::new(Mutex::new(None));
+    let consumer_thread = Arc::new(Mutex::new(None));
+    let (pt, ct) = (producer_thread.clone(), consumer_thread.clone());
+    let p = Flow::from_iter(0u64..2000)
+        .map(move |x| {
+            *pt.lock().unwrap() = Some(std::thread::current().id());
+            x
+        })
+        .observe_on(&consumer, 64)
+        .map(move |x| {
+            *ct.lock().unwrap() = Some(std::thread::current().id());
+            x
+        })
+        .into_publisher(&producer);
+    assert_eq!(p_islands(&p), 2);
+    let (s, h) = collect(RequestStrategy::Prefetch(32));
+    p.subscribe(Box::new(s));
+    assert_eq!(h.wait().unwrap(), (0..2000).collect::<Vec<_>>());
+    let (a, b) = (
+        producer_thread.lock().unwrap().unwrap(),
+        consumer_thread.lock().unwrap().unwrap(),
+    );
+    assert_ne!(a, b, "the two sides ran on the two runtimes");
+}
+
+fn p_islands(p: &rs_impl::FlowPublisher<u64>) -> usize {
+    format!("{p:?}")
+        .split("islands: ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}

@@ -87,9 +87,11 @@ mod stream;
 
 pub use builder::{BoxFlow, Flow, DEFAULT_INPUT_BUFFER};
 // For the merge operators (`crate::merge`), which add shapes and stages of their own.
+pub(crate) use edge::RingExit;
 pub(crate) use entry::RingEntry;
 pub(crate) use exit::{Closing, Exit, PortExit, Step};
 pub(crate) use ring_in::RingIn;
+pub(crate) use ring_out::RingOut;
 pub(crate) use shape::Build;
 pub use operator::{Emit, Operator, Signal};
 pub use processor::IslandProcessor;

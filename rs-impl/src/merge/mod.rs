@@ -91,13 +91,16 @@
 //! ```
 
 mod core;
+mod flow;
 mod inner;
 mod observe_on;
 mod publisher;
+mod stage;
 mod subscribers;
 
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 
+pub use flow::{FlatMapShape, MergeShape, ObserveOnShape};
 pub use inner::{Inner, InnerSource, Subscribed};
 pub use observe_on::observe_on;
 pub use publisher::{merge, merge_with, FlatMap, Identity, Inners, InnersIter, Merge, MergeExt};

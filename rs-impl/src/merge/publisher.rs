@@ -129,6 +129,12 @@ where
 #[derive(Debug)]
 pub struct Inners<I>(StdArc<[I]>);
 
+impl<I> Inners<I> {
+    pub(crate) fn new(inners: StdArc<[I]>) -> Self {
+        Inners(inners)
+    }
+}
+
 impl<I> Clone for Inners<I> {
     fn clone(&self) -> Self {
         Inners(self.0.clone())
