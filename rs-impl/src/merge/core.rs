@@ -16,6 +16,7 @@ use super::subscribers::InnerShared;
 use super::{Counters, MergeConfig, MergeError};
 use crate::demand::Demand;
 use crate::handoff::SpscConsumer;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;
@@ -396,7 +397,7 @@ impl<U: Send + 'static> Core<U> {
         }
         loop {
             let flags = self.flags.load(Ordering::Acquire);
-            if flags & CANCELLED != 0 {
+            if flags & CANCELLED != 0 && !fault::active(Fault::MergeIgnoresCancel) {
                 self.stop(st, None);
                 return;
             }
@@ -483,6 +484,9 @@ impl<U: Send + 'static> Core<U> {
             st.out.emit(u)?;
             st.scalars_done += 1;
             progressed = true;
+            if self.cancelled_meanwhile() {
+                return Ok(true);
+            }
         }
         self.replenish_scalars(st);
         let mut n = st.inners.len();
@@ -506,7 +510,7 @@ impl<U: Send + 'static> Core<U> {
                 } => self.serve_sub(&mut st.out, inner, queue, subscription, consumed, per_visit)?,
             };
             progressed |= moved;
-            if st.out.finished {
+            if self.cancelled_meanwhile() {
                 return Ok(true);
             }
             if ended {
@@ -558,7 +562,7 @@ impl<U: Send + 'static> Core<U> {
             };
             out.emit(u)?;
             moved = true;
-            if out.finished {
+            if self.cancelled_meanwhile() {
                 return Ok((true, false));
             }
         }
@@ -596,10 +600,18 @@ impl<U: Send + 'static> Core<U> {
         cap: usize,
     ) -> Result<(bool, bool), Panic> {
         // The end first, then the queue: what was queued before the end is seen with it.
-        let done = inner.is_done();
-        if queue.is_none() {
-            *queue = inner.take_consumer();
-        }
+        let done = if fault::active(Fault::MergeEndBeforeQueue) {
+            if queue.is_none() {
+                *queue = inner.take_consumer();
+            }
+            inner.is_done()
+        } else {
+            let done = inner.is_done();
+            if queue.is_none() {
+                *queue = inner.take_consumer();
+            }
+            done
+        };
         let Some(q) = queue.as_mut() else {
             return Ok((false, done));
         };
@@ -622,11 +634,20 @@ impl<U: Send + 'static> Core<U> {
                     s.request(limit as u64);
                 }
             }
-            if out.finished {
+            if self.cancelled_meanwhile() {
                 return Ok((true, false));
             }
         }
         Ok((moved, done && q.is_empty()))
+    }
+
+    /// Whether the subscriber cancelled (or requested 0) during the last `on_next`: the pass
+    /// acts on it before the next element (a cancel from inside `on_next` stops the signals at
+    /// once, rule 1.8).
+    #[inline]
+    fn cancelled_meanwhile(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & (CANCELLED | BAD_REQUEST) != 0
+            && !fault::active(Fault::MergeIgnoresCancel)
     }
 
     /// The first error held (eager mode).

@@ -12,6 +12,7 @@ use super::core::{Arrival, Core};
 use super::inner::{Inner, InnerSource};
 use super::MergeError;
 use crate::handoff::{spsc, SpscConsumer, SpscProducer};
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;
@@ -219,7 +220,8 @@ impl<U: Send + 'static> Subscriber<U> for InnerSubscriber<U> {
         let r = core.drain.try_fast(
             u,
             |st, u| {
-                let empty = producer.as_ref().is_none_or(SpscProducer::is_empty);
+                let empty = producer.as_ref().is_none_or(SpscProducer::is_empty)
+                    || fault::active(Fault::MergeFastPathSkipsQueue);
                 if st.finished() {
                     panics::drop_guarded(u);
                 } else if empty && st.out.has_room(&core.demand) {
