@@ -54,9 +54,10 @@ pub struct ScenarioInfo {
     /// Where `reference_ops` come from (another machine, another language).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reference: String,
-    /// Reference ops per second at each parameter (same order as `params`), if any.
+    /// Reference rows: a name and ops per second at each parameter (same order as
+    /// `params`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reference_ops: Vec<Option<f64>>,
+    pub reference_ops: Vec<(String, Vec<Option<f64>>)>,
 }
 
 impl From<&Scenario> for ScenarioInfo {
@@ -89,15 +90,16 @@ impl From<&Scenario> for ScenarioInfo {
             reference: s.ops.map(|o| o.reference.to_owned()).unwrap_or_default(),
             reference_ops: s
                 .ops
-                .filter(|o| !o.reference_ops.is_empty())
                 .map(|o| {
-                    s.params
+                    o.reference_ops
                         .iter()
-                        .map(|p| {
-                            o.reference_ops
+                        .map(|(row, figures)| {
+                            let by_param = s
+                                .params
                                 .iter()
-                                .find(|(v, _)| *v == p.value)
-                                .map(|(_, f)| *f)
+                                .map(|p| figures.iter().find(|(v, _)| *v == p.value).map(|(_, f)| *f))
+                                .collect();
+                            ((*row).to_owned(), by_param)
                         })
                         .collect()
                 })
@@ -389,7 +391,7 @@ impl Report {
                 if s.reference_ops.is_empty() {
                     String::new()
                 } else {
-                    format!("; last row: {}", s.reference)
+                    format!("; in italics: {}", s.reference)
                 }
             );
             header(md, "implementation");
@@ -412,14 +414,14 @@ impl Report {
                 }
                 md.push('\n');
             }
-            if !s.reference_ops.is_empty() {
-                let _ = write!(md, "| *{}* |", s.reference);
+            for (row, figures) in &s.reference_ops {
+                let _ = write!(md, "| *{row}* |");
                 for c in &columns {
                     match s
                         .params
                         .iter()
                         .position(|p| p == c)
-                        .and_then(|k| s.reference_ops[k])
+                        .and_then(|k| figures[k])
                     {
                         Some(f) => {
                             let _ = write!(md, " *{}* |", ops_fmt(f));

@@ -117,8 +117,8 @@ pub struct Ops {
     pub elements_per_op: fn(param: u64) -> u64,
     /// Where the reference figures come from (another machine, another language), or `""`.
     pub reference: &'static str,
-    /// Reference ops per second by parameter value.
-    pub reference_ops: &'static [(u64, f64)],
+    /// Reference rows: a name, and ops per second by parameter value.
+    pub reference_ops: &'static [(&'static str, &'static [(u64, f64)])],
 }
 
 /// One measured cell of a scenario: an implementation and a parameter (`None`: any).
