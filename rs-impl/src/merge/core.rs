@@ -305,7 +305,7 @@ impl<U: Send + 'static> Core<U> {
     pub(super) fn arrive(&self, arrival: Arrival<U>) {
         let r = self
             .drain
-            .try_drain_with(arrival, |st, a| st.taken.push(a), |st| self.pass(st));
+            .try_drain_with(arrival, |st, a| admit_one(st, a), |st| self.pass(st));
         match r {
             Ok(()) => self.outer.flush(),
             Err(a) => {
@@ -461,18 +461,11 @@ impl<U: Send + 'static> Core<U> {
 
     /// Moves the arrivals taken into the drain's own lists.
     fn admit(&self, st: &mut State<U>) {
-        for a in st.taken.drain(..) {
-            match a {
-                Arrival::Just(u) => st.scalars.push_back(u),
-                Arrival::Iter(iter) => st.inners.push(Slot::Iter { iter, ahead: None }),
-                Arrival::Sub(inner) => st.inners.push(Slot::Sub {
-                    inner,
-                    queue: None,
-                    subscription: None,
-                    consumed: 0,
-                }),
-            }
+        let mut taken = std::mem::take(&mut st.taken);
+        for a in taken.drain(..) {
+            admit_one(st, a);
         }
+        st.taken = taken;
     }
 
     /// Emits what the values and the inners hold, round-robin from where the last pass
@@ -718,6 +711,20 @@ impl<U: Send + 'static> Core<U> {
         for a in arrivals {
             drop_arrival(a);
         }
+    }
+}
+
+/// Puts one arrival into the drain's own lists.
+fn admit_one<U>(st: &mut State<U>, a: Arrival<U>) {
+    match a {
+        Arrival::Just(u) => st.scalars.push_back(u),
+        Arrival::Iter(iter) => st.inners.push(Slot::Iter { iter, ahead: None }),
+        Arrival::Sub(inner) => st.inners.push(Slot::Sub {
+            inner,
+            queue: None,
+            subscription: None,
+            consumed: 0,
+        }),
     }
 }
 
