@@ -39,6 +39,11 @@
 //! operator runs as an interpreter stage of its own with [`OperatorStage`], for graphs wired
 //! by hand.
 //!
+//! **Fan-in and hand-off operators** — [`Flow::flat_map`], [`Flow::concat_map`],
+//! [`Flow::merge`] (inner streams merged on the island's fan-in stage) and [`Flow::observe_on`]
+//! (the rest of the flow on another runtime) — are defined with the plain-publisher merges in
+//! [`crate::merge`], whose module docs give their contract.
+//!
 //! # Layout
 //!
 //! | item | what |
