@@ -35,12 +35,21 @@ fn main() {
     for _ in 0..ops {
         match shape {
             "iter" => {
-                run(&merge::merge((0..size).map(|k| range(k * size..(k + 1) * size)).collect::<Vec<_>>()), &sum);
+                run(
+                    &merge::merge(
+                        (0..size)
+                            .map(|k| range(k * size..(k + 1) * size))
+                            .collect::<Vec<_>>(),
+                    ),
+                    &sum,
+                );
                 elements += size * size;
             }
             "subscribed" => {
                 let inners: Vec<Arc<dyn Publisher<u64> + Send + Sync>> = (0..size)
-                    .map(|k| -> Arc<dyn Publisher<u64> + Send + Sync> { Arc::new(range(k * size..(k + 1) * size)) })
+                    .map(|k| -> Arc<dyn Publisher<u64> + Send + Sync> {
+                        Arc::new(range(k * size..(k + 1) * size))
+                    })
                     .collect();
                 run(&merge::merge(inners), &sum);
                 elements += size * size;
@@ -57,5 +66,9 @@ fn main() {
         }
     }
     let t = start.elapsed().as_secs_f64();
-    println!("{shape} {size}: {ops} ops, {:.1} M elements/s, {:.0} ops/s", elements as f64 / t / 1e6, ops as f64 / t);
+    println!(
+        "{shape} {size}: {ops} ops, {:.1} M elements/s, {:.0} ops/s",
+        elements as f64 / t / 1e6,
+        ops as f64 / t
+    );
 }

@@ -85,7 +85,12 @@ impl From<&Scenario> for ScenarioInfo {
                 .unwrap_or_default(),
             elements_per_op: s
                 .ops
-                .map(|o| s.params.iter().map(|p| (o.elements_per_op)(p.value)).collect())
+                .map(|o| {
+                    s.params
+                        .iter()
+                        .map(|p| (o.elements_per_op)(p.value))
+                        .collect()
+                })
                 .unwrap_or_default(),
             reference: s.ops.map(|o| o.reference.to_owned()).unwrap_or_default(),
             reference_ops: s
@@ -97,7 +102,9 @@ impl From<&Scenario> for ScenarioInfo {
                             let by_param = s
                                 .params
                                 .iter()
-                                .map(|p| figures.iter().find(|(v, _)| *v == p.value).map(|(_, f)| *f))
+                                .map(|p| {
+                                    figures.iter().find(|(v, _)| *v == p.value).map(|(_, f)| *f)
+                                })
                                 .collect();
                             ((*row).to_owned(), by_param)
                         })
@@ -443,7 +450,8 @@ impl Report {
                 for c in &columns {
                     let e = if i.per_param { per_op(c) } else { None };
                     match (
-                        exact(&i.name, c).and_then(|r| r.bytes_per_element.zip(r.allocs_per_element)),
+                        exact(&i.name, c)
+                            .and_then(|r| r.bytes_per_element.zip(r.allocs_per_element)),
                         e,
                     ) {
                         (Some((b, a)), Some(e)) => {

@@ -1,13 +1,18 @@
 //! merge, flat_map, concat_map and observe_on on plain publishers: what a subscriber sees, the
 //! error modes, missing backpressure, the fast path and the inner queues (counted), and the
-//! RxJava #1908 hazard (cancel racing emission, with counted payloads).
+//! Flow operators (the hazard tests are in merge_hazard.rs, the scale tests in merge_scale.rs).
+#![cfg(not(rs_loom))]
+// Test code: std types are fine here (the disallowed-types list targets rs-impl).
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rs_api::{BoxPublisher, BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef};
+use rs_api::{
+    BoxPublisher, BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef,
+};
 use rs_impl::flow::Flow;
 use rs_impl::merge::{self, MergeConfig, MergeError, MergeExt, Subscribed};
 use rs_impl::subscriber::{collect, RequestStrategy};
@@ -77,11 +82,7 @@ fn concat_map_keeps_the_order_of_the_outer() {
 
 #[test]
 fn values_and_empties_are_merged_without_a_subscription() {
-    let p = source::range(0u64..1000).flat_map(
-        |i| if i % 3 == 0 { None } else { Some(i) },
-        16,
-        16,
-    );
+    let p = source::range(0u64..1000).flat_map(|i| if i % 3 == 0 { None } else { Some(i) }, 16, 16);
     let (s, h) = collect(RequestStrategy::Prefetch(5));
     p.subscribe(Box::new(s));
     let expected: Vec<u64> = (0..1000).filter(|i| i % 3 != 0).collect();
@@ -107,8 +108,14 @@ fn eager_error_ends_the_stream_at_once_and_cancels_the_others() {
     );
     let (s, h) = collect(RequestStrategy::Unbounded);
     p.subscribe(Box::new(s));
-    assert_eq!(h.wait().unwrap_err().to_string(), "deliberate inner failure");
-    assert!(endless_cancelled.load(Ordering::SeqCst), "the other inner was cancelled");
+    assert_eq!(
+        h.wait().unwrap_err().to_string(),
+        "deliberate inner failure"
+    );
+    assert!(
+        endless_cancelled.load(Ordering::SeqCst),
+        "the other inner was cancelled"
+    );
 }
 
 #[test]
@@ -127,7 +134,11 @@ fn delayed_errors_wait_for_the_other_inners() {
     let s = Recorder::new(seen.clone(), u64::MAX);
     let end = s.end.clone();
     p.subscribe(Box::new(s));
-    assert_eq!(seen.load(Ordering::SeqCst), 200, "every element of the healthy inners");
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        200,
+        "every element of the healthy inners"
+    );
     let end = end.lock().unwrap().take().expect("terminated");
     let e = end.expect_err("failed");
     match e.downcast_ref::<MergeError>() {
@@ -205,7 +216,10 @@ fn observe_on_delivers_on_the_runtime_with_the_75_percent_replenish() {
     });
     p.subscribe(Box::new(s));
     h.wait().unwrap();
-    assert!(other_thread.load(Ordering::SeqCst), "delivered on the runtime");
+    assert!(
+        other_thread.load(Ordering::SeqCst),
+        "delivered on the runtime"
+    );
     let requests = requests.lock().unwrap();
     assert_eq!(requests[0], 128, "the prefetch");
     assert!(requests[1..].iter().all(|&n| n == 96), "{requests:?}");
@@ -384,7 +398,11 @@ fn flow_flat_map_serves_values_iterators_and_subscribed_inners() {
         p.subscribe(Box::new(s));
         let seen = h.wait().unwrap();
         for i in 0..30u64 {
-            let inner: Vec<u64> = seen.iter().map(|x| x - 1).filter(|x| x / 1000 == i).collect();
+            let inner: Vec<u64> = seen
+                .iter()
+                .map(|x| x - 1)
+                .filter(|x| x / 1000 == i)
+                .collect();
             let expected: Vec<u64> = if i % 3 == 0 {
                 vec![i * 1000]
             } else {

@@ -6,6 +6,9 @@
 //! In RxJava 1.x a queue returned to the pool on unsubscribe could be handed to another
 //! stream while its old producer still wrote into it; here a queue is freed only when both
 //! its ends are gone, so these tests pin what ownership guarantees.
+#![cfg(not(rs_loom))]
+// Test code: std types are fine here (the disallowed-types list targets rs-impl).
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod support;
 
@@ -85,7 +88,13 @@ impl Subscriber<Payload> for Checker {
 }
 
 /// Inners of `stream`: each an island on `runtime` making `per_inner` tagged payloads.
-fn inners(stream: u64, count: u64, per_inner: u64, runtime: &Runtime, live: &Arc<()>) -> Vec<Shared> {
+fn inners(
+    stream: u64,
+    count: u64,
+    per_inner: u64,
+    runtime: &Runtime,
+    live: &Arc<()>,
+) -> Vec<Shared> {
     (0..count)
         .map(|_| {
             let live = live.clone();
@@ -128,7 +137,11 @@ where
             // Each cancels once its subscriber has some of the elements (a different share
             // per stream, the first few at once), while the inners still emit and the drain
             // still polls their queues.
-            let after = if id % 5 == 0 { 0 } else { (id * 997) % (3 * PER_INNER) };
+            let after = if id % 5 == 0 {
+                0
+            } else {
+                (id * 997) % (3 * PER_INNER)
+            };
             cancellers.push(std::thread::spawn(move || {
                 while l.received.load(Ordering::SeqCst) < after
                     && l.terminal.load(Ordering::SeqCst) == 0
@@ -148,13 +161,20 @@ where
         }
     }
     for (i, log) in logs.iter().enumerate() {
-        assert_eq!(log.foreign.load(Ordering::SeqCst), 0, "stream {i} got another stream's element");
+        assert_eq!(
+            log.foreign.load(Ordering::SeqCst),
+            0,
+            "stream {i} got another stream's element"
+        );
         assert!(
             log.late.load(Ordering::SeqCst) <= 1,
             "stream {i}: {} elements started after cancel returned (one may be in flight)",
             log.late.load(Ordering::SeqCst)
         );
-        assert!(log.terminal.load(Ordering::SeqCst) <= 1, "stream {i}: two terminal signals");
+        assert!(
+            log.terminal.load(Ordering::SeqCst) <= 1,
+            "stream {i}: two terminal signals"
+        );
         assert!(log.received.load(Ordering::SeqCst) <= 4 * PER_INNER);
     }
     // The races happened: some streams were cancelled with elements still flowing.
@@ -165,7 +185,10 @@ where
             r > 0 && r < 4 * PER_INNER && l.terminal.load(Ordering::SeqCst) == 0
         })
         .count();
-    eprintln!("{mid} of {} streams cancelled while their inners emitted", logs.len());
+    eprintln!(
+        "{mid} of {} streams cancelled while their inners emitted",
+        logs.len()
+    );
     assert!(
         mid >= logs.len() / 8,
         "only {mid} of {} streams were cancelled while their inners emitted",

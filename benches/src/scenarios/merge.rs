@@ -205,7 +205,10 @@ fn sync_ours_just(m: u64, _each: u64, sum: &Arc<Checksum>) {
 }
 
 fn once_select_all(m: u64, _: u64, sum: &Checksum) {
-    sum_stream(stream::select_all((0..m).map(|x| stream::once(ready(x)))), sum);
+    sum_stream(
+        stream::select_all((0..m).map(|x| stream::once(ready(x)))),
+        sum,
+    );
 }
 
 fn once_flatten_unordered(m: u64, _: u64, sum: &Checksum) {
@@ -324,7 +327,9 @@ fn two_async_tokio(size: u64, n: u64) -> u64 {
 
 fn observe_on_ours(size: u64, n: u64, runtime: &Runtime) -> u64 {
     let sum = Arc::new(Checksum::default());
-    in_ops(size, n, |m| ours(&range(0..m).observe_on(runtime, 128), &sum));
+    in_ops(size, n, |m| {
+        ours(&range(0..m).observe_on(runtime, 128), &sum)
+    });
     sum.get()
 }
 
@@ -409,7 +414,12 @@ fn observe_on_crossbeam(size: u64, n: u64) -> u64 {
 
 // ----- the scenarios ----------------------------------------------------------------------------
 
-fn imp(name: &'static str, ours: bool, what: &'static str, run: fn(u64, u64) -> u64) -> Implementation {
+fn imp(
+    name: &'static str,
+    ours: bool,
+    what: &'static str,
+    run: fn(u64, u64) -> u64,
+) -> Implementation {
     Implementation {
         name,
         ours,
@@ -420,12 +430,14 @@ fn imp(name: &'static str, ours: bool, what: &'static str, run: fn(u64, u64) -> 
     }
 }
 
+/// Elements per op at a size, and the checksum of a run of `n` elements at that size.
+type Shape = (fn(u64) -> u64, fn(u64, u64) -> u64);
+
 fn scenario(
     id: &'static str,
     title: &'static str,
     params: &[u64],
-    per_op: fn(u64) -> u64,
-    expected: fn(u64, u64) -> u64,
+    (per_op, expected): Shape,
     cross_thread: bool,
     reference: &'static [(&'static str, &'static [(u64, f64)])],
     implementations: Vec<Implementation>,
@@ -454,8 +466,7 @@ pub fn one_stream_scenario() -> Scenario {
         "merge-1-stream-of-n-merges",
         "oneStreamOfNthatMergesIn1: N values, each merged as an inner of its own",
         &[1, 1_000, 1_000_000],
-        |s| s,
-        |s, n| ops_sum(s, n),
+        (|s| s, ops_sum),
         false,
         &[(
             "RxJava 1.x oneStreamOfNthatMergesIn1",
@@ -477,8 +488,7 @@ pub fn one_sync_scenario() -> Scenario {
         "merge-1-sync-of-n",
         "merge1SyncStreamOfN: one synchronous inner of N",
         &[1, 1_000, 1_000_000],
-        |s| s,
-        |s, n| ops_sum(s, n),
+        (|s| s, ops_sum),
         false,
         &[(
             "RxJava 1.x merge1SyncStreamOfN",
@@ -502,20 +512,49 @@ pub fn n_sync_scenario() -> Scenario {
         "merge-n-sync-of-n",
         "mergeNSyncStreamsOfN: N synchronous inners of N (N² elements per op)",
         &[1, 1_000],
-        |s| s * s,
-        |s, n| ops_sum(s * s, n),
+        (|s| s * s, |s, n| ops_sum(s * s, n)),
         false,
         &[(
             "RxJava 1.x mergeNSyncStreamsOfN",
             &[(1, 5_815_289.623), (1_000, 52.525)],
         )],
         vec![
-            imp("rs-impl merge, known iterators", true, "merge(N × range(0..N)): known iterators, served round-robin", n_sync_ours_iter),
-            imp("rs-impl merge, subscribed", true, "merge(N × Arc<dyn Publisher>(range)): N subscriptions, prefetch 128", n_sync_ours_subscribed),
-            imp("futures select_all", false, "stream::select_all(N × stream::iter) under block_on", n_sync_select_all),
-            imp("futures flatten_unordered", false, "stream::iter(N × stream::iter).flatten_unordered(None)", n_sync_flatten_unordered),
-            imp("futures flat_map", false, "stream::iter(N ranges).flat_map(stream::iter) (sequential)", n_sync_flat_map),
-            imp("tokio-stream StreamMap", false, "StreamMap of N stream::iter", n_sync_stream_map),
+            imp(
+                "rs-impl merge, known iterators",
+                true,
+                "merge(N × range(0..N)): known iterators, served round-robin",
+                n_sync_ours_iter,
+            ),
+            imp(
+                "rs-impl merge, subscribed",
+                true,
+                "merge(N × Arc<dyn Publisher>(range)): N subscriptions, prefetch 128",
+                n_sync_ours_subscribed,
+            ),
+            imp(
+                "futures select_all",
+                false,
+                "stream::select_all(N × stream::iter) under block_on",
+                n_sync_select_all,
+            ),
+            imp(
+                "futures flatten_unordered",
+                false,
+                "stream::iter(N × stream::iter).flatten_unordered(None)",
+                n_sync_flatten_unordered,
+            ),
+            imp(
+                "futures flat_map",
+                false,
+                "stream::iter(N ranges).flat_map(stream::iter) (sequential)",
+                n_sync_flat_map,
+            ),
+            imp(
+                "tokio-stream StreamMap",
+                false,
+                "StreamMap of N stream::iter",
+                n_sync_stream_map,
+            ),
         ],
     )
 }
@@ -527,8 +566,7 @@ pub fn n_async_scenario() -> Scenario {
         "merge-n-async-of-n",
         "mergeNAsyncStreamsOfN: N inners of N, each produced on a 2-thread pool",
         &[1, 1_000],
-        |s| s * s,
-        |s, n| ops_sum(s * s, n),
+        (|s| s * s, |s, n| ops_sum(s * s, n)),
         true,
         &[(
             "RxJava 1.x mergeNAsyncStreamsOfN",
@@ -549,8 +587,7 @@ pub fn two_async_scenario() -> Scenario {
         "merge-2-async-of-n",
         "mergeTwoAsyncStreamsOfN: two inners of N, each produced on a 2-thread pool",
         &[1, 1_000],
-        |s| 2 * s,
-        |s, n| ops_sum(2 * s, n),
+        (|s| 2 * s, |s, n| ops_sum(2 * s, n)),
         true,
         &[(
             "RxJava 1.x mergeTwoAsyncStreamsOfN",
@@ -571,19 +608,43 @@ pub fn n_of_1_scenario() -> Scenario {
         "merge-n-sync-of-1",
         "mergeNSyncStreamsOf1: a merge of N single values",
         &[1, 100, 1_000],
-        |s| s,
-        |s, n| ops_sum(s, n),
+        (|s| s, ops_sum),
         false,
         &[(
             "RxJava 1.x mergeNSyncStreamsOf1",
             &[(1, 4_608_856.070), (100, 431_920.261), (1_000, 52_309.410)],
         )],
         vec![
-            imp("rs-impl merge(just)", true, "merge(N × source::just): known values, no subscription", n_of_1_ours),
-            imp("futures select_all", false, "stream::select_all(N × stream::once) under block_on", n_of_1_select_all),
-            imp("futures flatten_unordered", false, "stream::iter(N × stream::once).flatten_unordered(None)", n_of_1_flatten_unordered),
-            imp("futures flat_map", false, "stream::iter(0..N).flat_map(stream::once)", n_of_1_flat_map),
-            imp("tokio-stream StreamMap", false, "StreamMap of N stream::once", n_of_1_stream_map),
+            imp(
+                "rs-impl merge(just)",
+                true,
+                "merge(N × source::just): known values, no subscription",
+                n_of_1_ours,
+            ),
+            imp(
+                "futures select_all",
+                false,
+                "stream::select_all(N × stream::once) under block_on",
+                n_of_1_select_all,
+            ),
+            imp(
+                "futures flatten_unordered",
+                false,
+                "stream::iter(N × stream::once).flatten_unordered(None)",
+                n_of_1_flatten_unordered,
+            ),
+            imp(
+                "futures flat_map",
+                false,
+                "stream::iter(0..N).flat_map(stream::once)",
+                n_of_1_flat_map,
+            ),
+            imp(
+                "tokio-stream StreamMap",
+                false,
+                "StreamMap of N stream::once",
+                n_of_1_stream_map,
+            ),
         ],
     )
 }
@@ -595,8 +656,7 @@ pub fn observe_on_scenario() -> Scenario {
         "observe-on",
         "observeOn: N elements of a range handed to another executor",
         &[1, 1_000, 1_000_000],
-        |s| s,
-        |s, n| ops_sum(s, n),
+        (|s| s, ops_sum),
         true,
         &[
             (

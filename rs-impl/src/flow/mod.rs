@@ -95,13 +95,13 @@ pub use builder::{BoxFlow, Flow, DEFAULT_INPUT_BUFFER};
 pub(crate) use edge::RingExit;
 pub(crate) use entry::RingEntry;
 pub(crate) use exit::{Closing, Exit, PortExit, Step};
-pub(crate) use ring_in::RingIn;
-pub(crate) use ring_out::RingOut;
-pub(crate) use shape::Build;
 pub use operator::{Emit, Operator, Signal};
 pub use processor::IslandProcessor;
 pub use publisher::{FlowPublisher, NotBuilt};
+pub(crate) use ring_in::RingIn;
 pub use ring_in::SharedPublisher;
+pub(crate) use ring_out::RingOut;
+pub(crate) use shape::Build;
 pub use shape::{
     Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape, Via,
 };

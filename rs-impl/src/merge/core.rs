@@ -12,7 +12,7 @@ use std::sync::Arc as StdArc;
 
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
-use super::subscribers::InnerShared;
+use super::shared::InnerShared;
 use super::{Counters, MergeConfig, MergeError};
 use crate::demand::Demand;
 use crate::handoff::SpscConsumer;
@@ -500,7 +500,9 @@ impl<U: Send + 'static> Core<U> {
                     queue,
                     subscription,
                     consumed,
-                } => self.serve_sub(&mut st.out, inner, queue, subscription, consumed, per_visit)?,
+                } => {
+                    self.serve_sub(&mut st.out, inner, queue, subscription, consumed, per_visit)?
+                }
             };
             progressed |= moved;
             if self.cancelled_meanwhile() {

@@ -17,7 +17,7 @@ use crate::flow::{
 };
 use crate::island::{BuildError, Runtime, SpawnOn};
 
-/// A flow's `flat_map`: the part before it ends in an out-port feeding a [`MergeStage`], which
+/// A flow's `flat_map`: the part before it ends in an out-port feeding the fan-in stage, which
 /// drives the exit after it.
 pub struct FlatMapShape<S, F, U> {
     inner: S,

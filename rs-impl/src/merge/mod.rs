@@ -68,7 +68,8 @@
 //! |---|---|
 //! | `inner.rs` | [`Inner`], [`InnerSource`], [`Subscribed`]: what an inner stream is |
 //! | `core.rs` | the drain of a plain-publisher merge: its state, the pass, the downstream subscription |
-//! | `subscribers.rs` | the outer's and the inners' subscribers; what an inner shares with the drain |
+//! | `shared.rs` | what a subscribed inner shares with its drain: its end, its queue once made, its subscription |
+//! | `subscribers.rs` | the outer's and the inners' subscribers of a plain-publisher merge |
 //! | `publisher.rs` | [`FlatMap`], [`merge`], [`MergeExt`] |
 //! | `observe_on.rs` | [`observe_on`] |
 //! | `stage.rs` | the fan-in stage of a flow's `flat_map` |
@@ -95,6 +96,7 @@ mod flow;
 mod inner;
 mod observe_on;
 mod publisher;
+mod shared;
 mod stage;
 mod subscribers;
 

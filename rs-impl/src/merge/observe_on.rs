@@ -7,7 +7,7 @@ use std::sync::Arc as StdArc;
 use rs_api::Publisher;
 
 use crate::boundary::Shared;
-use crate::flow::{Build, Exit, Flow, FlowPublisher, RingEntry, RingIn, SharedPublisher, Shape};
+use crate::flow::{Build, Exit, Flow, FlowPublisher, RingEntry, RingIn, Shape, SharedPublisher};
 use crate::island::{BuildError, Runtime};
 
 /// The source of an [`observe_on`]: the publisher, read through a ring of `prefetch` that is

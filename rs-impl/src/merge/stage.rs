@@ -19,7 +19,7 @@ use std::sync::Arc as StdArc;
 use rs_api::{Error, Subscriber, SubscriptionRef};
 
 use super::inner::{Inner, InnerSource};
-use super::subscribers::InnerShared;
+use super::shared::InnerShared;
 use super::{MergeConfig, MergeError};
 use crate::flow::{Closing, Exit, Step};
 use crate::handoff::{SpscConsumer, SpscProducer};
@@ -456,7 +456,10 @@ fn take_first(errors: &Mutex<Vec<Error>>) -> Error {
 }
 
 /// The next item of an inner iterator; a panic in it is that inner's error.
-fn next_guarded<U>(iter: &mut Box<dyn Iterator<Item = U> + Send>, mail: Option<&Mail>) -> Option<U> {
+fn next_guarded<U>(
+    iter: &mut Box<dyn Iterator<Item = U> + Send>,
+    mail: Option<&Mail>,
+) -> Option<U> {
     match catch_unwind(AssertUnwindSafe(|| iter.next())) {
         Ok(x) => x,
         Err(p) => {

@@ -95,7 +95,11 @@ struct Probe {
 }
 
 impl Probe {
-    fn new(initial: u64, more: u64, cancel_after: Option<usize>) -> (Probe, Arc<Mutex<Seen>>, Weak<()>) {
+    fn new(
+        initial: u64,
+        more: u64,
+        cancel_after: Option<usize>,
+    ) -> (Probe, Arc<Mutex<Seen>>, Weak<()>) {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let token = StdArc::new(());
         let weak = StdArc::downgrade(&token);
@@ -127,10 +131,9 @@ impl Probe {
                 .push(format!("rule 1.7: {signal} after the terminal signal"));
         }
         if self.cancelled {
-            self.seen
-                .lock()
-                .violations
-                .push(format!("rule 1.8: {signal} after a cancel made inside on_next"));
+            self.seen.lock().violations.push(format!(
+                "rule 1.8: {signal} after a cancel made inside on_next"
+            ));
         }
     }
 
@@ -199,7 +202,10 @@ fn finish(seen: &Arc<Mutex<Seen>>) -> Seen {
     let mut s = std::mem::take(&mut *seen.lock());
     s.subscription = None;
     assert!(s.violations.is_empty(), "{}", s.violations.join("; "));
-    assert!(s.completes + s.errors <= 1, "rule 1.7: two terminal signals");
+    assert!(
+        s.completes + s.errors <= 1,
+        "rule 1.7: two terminal signals"
+    );
     s
 }
 
@@ -225,9 +231,20 @@ pub(crate) fn cancel_races_inner_on_next() {
     drop(p);
     let s = finish(&seen);
     assert_eq!(s.items.len(), 1, "rule 1.8: {:?} arrived", s.items);
-    assert_eq!(s.completes + s.errors, 0, "a terminal signal after the cancel");
-    assert!(token.upgrade().is_none(), "rule 3.13: the subscriber is kept");
-    assert_eq!(live.load(Ordering::Acquire), 0, "leaked: an element was never dropped");
+    assert_eq!(
+        s.completes + s.errors,
+        0,
+        "a terminal signal after the cancel"
+    );
+    assert!(
+        token.upgrade().is_none(),
+        "rule 3.13: the subscriber is kept"
+    );
+    assert_eq!(
+        live.load(Ordering::Acquire),
+        0,
+        "leaked: an element was never dropped"
+    );
 }
 
 /// Rules 1.1, 1.5 (the terminal signal after every queue drained), no leak. The outer (main
@@ -282,9 +299,20 @@ pub(crate) fn two_inners_race_one_drain() {
     t.join().unwrap();
     drop(p);
     let s = finish(&seen);
-    let of = |base: u64| -> Vec<u64> { s.items.iter().copied().filter(|x| x / 10 == base).collect() };
-    assert_eq!(of(0), vec![0, 1], "an inner's elements out of order: {:?}", s.items);
-    assert_eq!(of(1), vec![10, 11], "an inner's elements out of order: {:?}", s.items);
+    let of =
+        |base: u64| -> Vec<u64> { s.items.iter().copied().filter(|x| x / 10 == base).collect() };
+    assert_eq!(
+        of(0),
+        vec![0, 1],
+        "an inner's elements out of order: {:?}",
+        s.items
+    );
+    assert_eq!(
+        of(1),
+        vec![10, 11],
+        "an inner's elements out of order: {:?}",
+        s.items
+    );
     assert_eq!(s.completes, 1, "rule 1.5: no completion");
     assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
 }

@@ -29,7 +29,10 @@ use rs_tck::suite::Suite;
 
 /// The merge suites.
 pub(crate) fn suites() -> Vec<Suite> {
-    let mut suites: Vec<Suite> = plain().into_iter().map(|(name, v)| publisher::verify(name, v)).collect();
+    let mut suites: Vec<Suite> = plain()
+        .into_iter()
+        .map(|(name, v)| publisher::verify(name, v))
+        .collect();
     #[cfg(not(rs_loom))]
     suites.extend(islands());
     suites
@@ -47,7 +50,10 @@ pub(crate) fn loom_suites() -> Vec<Suite> {
 fn plain() -> Vec<(&'static str, Merged)> {
     vec![
         ("merge::merge(ranges)", Merged(merged, false)),
-        ("merge::flat_map(range of ranges)", Merged(flat_map_iterators, false)),
+        (
+            "merge::flat_map(range of ranges)",
+            Merged(flat_map_iterators, false),
+        ),
         (
             "merge::flat_map(range of subscribed ranges)",
             Merged(flat_map_subscribed, false),
@@ -139,8 +145,16 @@ impl merge::Inner<u64> for Part {
 fn merged(n: u64) -> BoxPublisher<u64> {
     let a = n / 2;
     let b = n.saturating_sub(1).max(a);
-    let last = if n > 0 { Part::Just(n - 1) } else { Part::Nothing };
-    Box::new(merge::merge(vec![Part::Subscribed(0, a), Part::Iter(a, b), last]))
+    let last = if n > 0 {
+        Part::Just(n - 1)
+    } else {
+        Part::Nothing
+    };
+    Box::new(merge::merge(vec![
+        Part::Subscribed(0, a),
+        Part::Iter(a, b),
+        last,
+    ]))
 }
 
 /// `range(0..⌈n/10⌉)` flat-mapped to the 10-element ranges: known iterators.
