@@ -141,7 +141,7 @@ where
     /// use rs_impl::subscriber::{collect, RequestStrategy};
     ///
     /// let runtime = Runtime::with_threads(1).unwrap();
-    /// let p = Flow::merge(vec![source::range(0u32..3), source::range(10..13)])
+    /// let p = Flow::merge(vec![source::range(0u32..3), source::range(10u32..13)])
     ///     .map(|x| x * 2)
     ///     .into_publisher(&runtime);
     /// let (s, h) = collect(RequestStrategy::Unbounded);

@@ -180,7 +180,7 @@ pub type Merge<I, U> = FlatMap<IterPublisher<Inners<I>>, Identity<I>, I, U>;
 /// use rs_api::{BoxPublisher, Publisher};
 /// use rs_impl::{merge, source, subscriber::{collect, RequestStrategy}};
 ///
-/// let p = merge::merge(vec![source::range(0u32..3), source::range(10..13)]);
+/// let p = merge::merge(vec![source::range(0u32..3), source::range(10u32..13)]);
 /// let (s, h) = collect(RequestStrategy::Prefetch(2));
 /// p.subscribe(Box::new(s));
 /// let mut seen = h.wait().unwrap();
