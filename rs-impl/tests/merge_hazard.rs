@@ -145,7 +145,11 @@ where
             // Each is cancelled from a thread of its own: a fifth at once (while the inners
             // subscribe), the others inside the `on_next` of a different element each (a
             // share of the elements arrived, the inners still emit, the drain is mid-pass).
-            let after = if id % 5 == 0 { 0 } else { 1 + (id * 997) % (3 * PER_INNER) };
+            let after = if id % 5 == 0 {
+                0
+            } else {
+                1 + (id * 997) % (3 * PER_INNER)
+            };
             p.subscribe(Box::new(Checker {
                 stream: id,
                 batch: 1 + (id % 7),
