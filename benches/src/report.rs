@@ -29,7 +29,7 @@ pub struct ImplementationInfo {
 }
 
 /// One scenario, as recorded in a report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioInfo {
     /// Identifier (`scenario` of its rows; the chart is `<id>.svg`).
     pub id: String,
@@ -47,6 +47,17 @@ pub struct ScenarioInfo {
     /// element is delivered once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deliveries_per_element: Vec<u64>,
+    /// Elements per operation at each parameter (same order as `params`), for a workload
+    /// counted in operations; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements_per_op: Vec<u64>,
+    /// Where `reference_ops` come from (another machine, another language).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reference: String,
+    /// Reference rows: a name and ops per second at each parameter (same order as
+    /// `params`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_ops: Vec<(String, Vec<Option<f64>>)>,
 }
 
 impl From<&Scenario> for ScenarioInfo {
@@ -71,6 +82,34 @@ impl From<&Scenario> for ScenarioInfo {
             deliveries_per_element: s
                 .deliveries
                 .map(|d| s.params.iter().map(|p| d(p.value)).collect())
+                .unwrap_or_default(),
+            elements_per_op: s
+                .ops
+                .map(|o| {
+                    s.params
+                        .iter()
+                        .map(|p| (o.elements_per_op)(p.value))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            reference: s.ops.map(|o| o.reference.to_owned()).unwrap_or_default(),
+            reference_ops: s
+                .ops
+                .map(|o| {
+                    o.reference_ops
+                        .iter()
+                        .map(|(row, figures)| {
+                            let by_param = s
+                                .params
+                                .iter()
+                                .map(|p| {
+                                    figures.iter().find(|(v, _)| *v == p.value).map(|(_, f)| *f)
+                                })
+                                .collect();
+                            ((*row).to_owned(), by_param)
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
         }
     }
@@ -345,6 +384,87 @@ impl Report {
             md.push('\n');
         }
 
+        if !s.elements_per_op.is_empty() {
+            let _ = writeln!(
+                md,
+                "Operations per second (one op = one subscription run to completion; elements \
+                 per op: {}){}:\n",
+                s.params
+                    .iter()
+                    .zip(&s.elements_per_op)
+                    .map(|(p, e)| format!("{p}: {e}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if s.reference_ops.is_empty() {
+                    String::new()
+                } else {
+                    format!("; in italics: {}", s.reference)
+                }
+            );
+            header(md, "implementation");
+            let per_op = |c: &str| {
+                s.params
+                    .iter()
+                    .position(|p| p == c)
+                    .map(|k| s.elements_per_op[k])
+            };
+            for i in &s.implementations {
+                let _ = write!(md, "| {} |", name(i));
+                for c in &columns {
+                    let e = if i.per_param { per_op(c) } else { None };
+                    match (exact(&i.name, c), e) {
+                        (Some(r), Some(e)) => {
+                            let _ = write!(md, " {} |", ops_fmt(r.elements_per_sec / e as f64));
+                        }
+                        _ => md.push_str(" |"),
+                    }
+                }
+                md.push('\n');
+            }
+            for (row, figures) in &s.reference_ops {
+                let _ = write!(md, "| *{row}* |");
+                for c in &columns {
+                    match s
+                        .params
+                        .iter()
+                        .position(|p| p == c)
+                        .and_then(|k| figures[k])
+                    {
+                        Some(f) => {
+                            let _ = write!(md, " *{}* |", ops_fmt(f));
+                        }
+                        None => md.push_str(" |"),
+                    }
+                }
+                md.push('\n');
+            }
+            md.push('\n');
+            let _ = writeln!(
+                md,
+                "Allocation per op (per subscription), all threads, steady state (bytes / \
+                 allocations; per element × elements per op):\n"
+            );
+            header(md, "implementation");
+            for i in &s.implementations {
+                let _ = write!(md, "| {} |", name(i));
+                for c in &columns {
+                    let e = if i.per_param { per_op(c) } else { None };
+                    match (
+                        exact(&i.name, c)
+                            .and_then(|r| r.bytes_per_element.zip(r.allocs_per_element)),
+                        e,
+                    ) {
+                        (Some((b, a)), Some(e)) => {
+                            let _ = write!(md, " {:.0} B / {:.1} |", b * e as f64, a * e as f64);
+                        }
+                        _ => md.push_str(" |"),
+                    }
+                }
+                md.push('\n');
+            }
+            md.push('\n');
+        }
+
         let peers: Vec<&ImplementationInfo> =
             s.implementations.iter().filter(|i| !i.ours).collect();
         let ratios = self.ratios(s);
@@ -424,6 +544,17 @@ impl Report {
 }
 
 /// Million elements per second, with 3 significant digits at most (`0.61`, `6.1`, `61`).
+/// Operations per second, three significant digits.
+fn ops_fmt(ops: f64) -> String {
+    if ops >= 100.0 {
+        format!("{ops:.0}")
+    } else if ops >= 10.0 {
+        format!("{ops:.1}")
+    } else {
+        format!("{ops:.2}")
+    }
+}
+
 fn melems(eps: f64) -> String {
     let v = eps / 1e6;
     if v >= 100.0 {

@@ -103,6 +103,22 @@ pub struct Scenario {
     /// Deliveries per input element at a parameter value (a fanout's subscribers); `None` when
     /// each element is delivered once. The report then also gives deliveries per second.
     pub deliveries: Option<fn(param: u64) -> u64>,
+    /// For a workload measured in operations (seed 003's: one op = one subscription run to
+    /// completion): its elements per op at a parameter value, and figures from elsewhere to
+    /// print beside ours. `None`: a stream of elements. The report then also gives ops per
+    /// second and allocation per op.
+    pub ops: Option<Ops>,
+}
+
+/// A workload counted in operations (see [`Scenario::ops`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Ops {
+    /// Elements one op moves at a parameter value.
+    pub elements_per_op: fn(param: u64) -> u64,
+    /// Where the reference figures come from (another machine, another language), or `""`.
+    pub reference: &'static str,
+    /// Reference rows: a name, and ops per second by parameter value.
+    pub reference_ops: &'static [(&'static str, &'static [(u64, f64)])],
 }
 
 /// One measured cell of a scenario: an implementation and a parameter (`None`: any).

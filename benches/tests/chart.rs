@@ -47,6 +47,9 @@ fn synthetic() -> Report {
         ],
         cross_thread: true,
         deliveries_per_element: vec![1, 2, 8, 32, 128],
+        elements_per_op: Vec::new(),
+        reference: String::new(),
+        reference_ops: Vec::new(),
     };
     let boundary = ScenarioInfo {
         id: "boundary".to_owned(),
@@ -60,6 +63,9 @@ fn synthetic() -> Report {
         ],
         cross_thread: true,
         deliveries_per_element: Vec::new(),
+        elements_per_op: Vec::new(),
+        reference: String::new(),
+        reference_ops: Vec::new(),
     };
     let mut rows = Vec::new();
     for (i, k) in fanout.params.iter().enumerate() {

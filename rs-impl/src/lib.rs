@@ -14,6 +14,7 @@
 //! | [`boundary`] | batching async boundaries between islands; the boundary subscriber (an island's input side) |
 //! | producer API | the one producer API of the fanout channel and the push source: `try_send`, `send(..).await`, `blocking_send`, `complete`, `fail`, a `Sink`; their errors |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
+//! | [`merge`] | `merge`, `flat_map`, `concat_map`, `observe_on` for plain publishers (and the same operators on a `Flow`), no pooling |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
@@ -38,6 +39,7 @@ pub mod flow;
 mod handoff;
 pub mod island;
 pub mod loom;
+pub mod merge;
 pub mod panics;
 pub mod processor;
 mod producer;

@@ -189,6 +189,49 @@ impl<S> DrainLoop<S> {
         Ok(())
     }
 
+    /// The fast path of a producer that hands values to the drainer (RxJava's `tryEmit`):
+    /// when nobody drains, `accept` runs with the state and, unless another caller recorded
+    /// work meanwhile, the loop is left at once, **without a pass** (two read-modify-writes in
+    /// all); work recorded meanwhile is drained before this returns, as in
+    /// [`drain`](Self::drain). When somebody drains, `value` is given back and nothing is
+    /// recorded: queue it where `pass` finds it, then call [`drain`](Self::drain).
+    ///
+    /// # Errors
+    ///
+    /// `value`, when another caller is draining (possibly this thread, re-entrantly).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::serial::DrainLoop;
+    /// let l = DrainLoop::new(Vec::new());
+    /// let mut passes = 0;
+    /// assert!(l.try_fast(7, |v: &mut Vec<u32>, x| v.push(x), |_| passes += 1).is_ok());
+    /// assert_eq!(passes, 0); // nothing else was recorded: no pass
+    /// ```
+    #[inline]
+    pub fn try_fast<T, A, F>(&self, value: T, accept: A, pass: F) -> Result<(), T>
+    where
+        A: FnOnce(&mut S, T),
+        F: FnMut(&mut S),
+    {
+        if self
+            .wip
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(value);
+        }
+        self.with_state(|state| accept(state, value));
+        let before = self.wip.fetch_sub(1, Ordering::AcqRel);
+        if before != 1 {
+            // Work recorded while `accept` ran: this caller is still the drainer (the counter
+            // never reached 0), and owes a pass for each unit seen.
+            self.passes_from(pass, before - 1);
+        }
+        Ok(())
+    }
+
     /// The drainer's loop, out of line so that `drain`'s fast path inlines.
     #[inline(never)]
     fn drain_as_drainer<F>(&self, pass: F)
@@ -217,11 +260,18 @@ impl<S> DrainLoop<S> {
 
     /// Runs passes until one completes with no new work recorded meanwhile (this drainer's
     /// own unit of work included); the state is then free for the next drainer.
-    fn passes<F>(&self, mut pass: F)
+    fn passes<F>(&self, pass: F)
     where
         F: FnMut(&mut S),
     {
-        let mut missed = 1;
+        self.passes_from(pass, 1);
+    }
+
+    /// [`passes`](Self::passes) owing `missed` units of work (at least 1).
+    fn passes_from<F>(&self, mut pass: F, mut missed: usize)
+    where
+        F: FnMut(&mut S),
+    {
         loop {
             self.with_state(&mut pass);
             // Subtract exactly what this pass has seen; anything added meanwhile stays and

@@ -176,6 +176,7 @@ pub fn to_stream_scenario() -> Scenario {
         expected: sum_below,
         cross_thread: true,
         deliveries: None,
+        ops: None,
     }
 }
 
@@ -238,5 +239,6 @@ pub fn from_stream_scenario() -> Scenario {
         expected: sum_below,
         cross_thread: false,
         deliveries: None,
+        ops: None,
     }
 }

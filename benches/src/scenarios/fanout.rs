@@ -708,6 +708,7 @@ pub fn scenario() -> Scenario {
         expected,
         cross_thread: true,
         deliveries: Some(|k| k),
+        ops: None,
     }
 }
 
@@ -771,5 +772,6 @@ pub fn slow_scenario() -> Scenario {
         expected,
         cross_thread: true,
         deliveries: Some(|k| k),
+        ops: None,
     }
 }

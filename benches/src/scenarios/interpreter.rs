@@ -273,5 +273,6 @@ pub fn scenario() -> Scenario {
         expected: sum_below,
         cross_thread: false,
         deliveries: None,
+        ops: None,
     }
 }

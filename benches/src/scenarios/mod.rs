@@ -8,6 +8,7 @@
 //! | [`processor`] | `processor` | one source through the identity processor to K subscribers, on one thread |
 //! | [`boundary`] | `boundary` | Pekko PR #3288's AsyncBoundaryThroughputBenchmark: K identity stages each behind an async boundary, against chains of crossbeam, tokio and futures channels |
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
+//! | [`merge`] | `merge-*`, `observe-on` | seed 003's OperatorMergePerf and OperatorObserveOnPerf shapes, in ops (subscriptions run to completion), against futures, tokio-stream, tokio mpsc and crossbeam |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
 //!
 //! To add a component's scenario (the fanout and boundary issues do), write a module with a
@@ -20,6 +21,7 @@ pub mod boundary;
 pub mod compat;
 pub mod fanout;
 pub mod interpreter;
+pub mod merge;
 pub mod pipeline;
 pub mod processor;
 pub mod source;
@@ -44,5 +46,12 @@ pub fn all() -> Vec<Scenario> {
         compat::to_stream_scenario(),
         compat::from_stream_scenario(),
         boundary::scenario(),
+        merge::one_stream_scenario(),
+        merge::one_sync_scenario(),
+        merge::n_sync_scenario(),
+        merge::n_async_scenario(),
+        merge::two_async_scenario(),
+        merge::n_of_1_scenario(),
+        merge::observe_on_scenario(),
     ]
 }

@@ -232,5 +232,6 @@ pub fn scenario() -> Scenario {
         expected: sum_below,
         cross_thread: true,
         deliveries: None,
+        ops: None,
     }
 }

@@ -164,5 +164,6 @@ pub fn scenario() -> Scenario {
         expected,
         cross_thread: false,
         deliveries: None,
+        ops: None,
     }
 }

@@ -135,5 +135,6 @@ pub fn scenario() -> Scenario {
         expected: sum_below,
         cross_thread: false,
         deliveries: None,
+        ops: None,
     }
 }

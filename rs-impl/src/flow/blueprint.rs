@@ -29,8 +29,11 @@ pub(crate) fn start_and_spawn(islands: Vec<Island>, runtime: &Runtime) {
     for island in &mut islands {
         island.start();
     }
-    for island in islands {
-        runtime.spawn(island);
+    for mut island in islands {
+        match island.take_spawn_on() {
+            Some(spawn) => spawn(island),
+            None => runtime.spawn(island),
+        }
     }
 }
 

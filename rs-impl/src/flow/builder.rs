@@ -103,14 +103,14 @@ impl<S: Shape> fmt::Debug for Flow<S> {
 }
 
 impl<S> Flow<S> {
-    fn from_shape(shape: S) -> Self {
+    pub(crate) fn from_shape(shape: S) -> Self {
         Flow {
             shape,
             budget: DEFAULT_BUDGET,
         }
     }
 
-    fn with_shape<S2>(self, shape: impl FnOnce(S) -> S2) -> Flow<S2> {
+    pub(crate) fn with_shape<S2>(self, shape: impl FnOnce(S) -> S2) -> Flow<S2> {
         Flow {
             shape: shape(self.shape),
             budget: self.budget,

@@ -39,6 +39,11 @@
 //! operator runs as an interpreter stage of its own with [`OperatorStage`], for graphs wired
 //! by hand.
 //!
+//! **Fan-in and hand-off operators** — [`Flow::flat_map`], [`Flow::concat_map`],
+//! [`Flow::merge`] (inner streams merged on the island's fan-in stage) and [`Flow::observe_on`]
+//! (the rest of the flow on another runtime) — are defined with the plain-publisher merges in
+//! [`crate::merge`], whose module docs give their contract.
+//!
 //! # Layout
 //!
 //! | item | what |
@@ -86,10 +91,17 @@ mod stages;
 mod stream;
 
 pub use builder::{BoxFlow, Flow, DEFAULT_INPUT_BUFFER};
+// For the merge operators (`crate::merge`), which add shapes and stages of their own.
+pub(crate) use edge::RingExit;
+pub(crate) use entry::RingEntry;
+pub(crate) use exit::{Closing, Exit, PortExit, Step};
 pub use operator::{Emit, Operator, Signal};
 pub use processor::IslandProcessor;
 pub use publisher::{FlowPublisher, NotBuilt};
+pub(crate) use ring_in::RingIn;
 pub use ring_in::SharedPublisher;
+pub(crate) use ring_out::RingOut;
+pub(crate) use shape::Build;
 pub use shape::{
     Apply, Boundary, Boxed, FromBoundary, FromIter, FromPublisher, FromStream, Shape, Via,
 };

@@ -40,7 +40,11 @@ impl<S: Shape> Plan<S> {
         };
         Ok(interpreters
             .into_iter()
-            .map(|i| Island::new(i).with_budget(self.budget))
+            .map(|(i, spawn_on)| {
+                Island::new(i)
+                    .with_budget(self.budget)
+                    .with_spawn_on(spawn_on)
+            })
             .collect())
     }
 }

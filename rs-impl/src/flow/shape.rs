@@ -24,16 +24,30 @@ use super::segment::Segment;
 use super::stream::{BoxStream, StreamSource};
 use crate::boundary::BoundaryConfig;
 use crate::boundary::{Producer, Shared};
-use crate::island::{BuildError, GraphBuilder, Inlet, Interpreter, Outlet, Runtime, Stage};
+use crate::island::{
+    BuildError, GraphBuilder, Inlet, Interpreter, Outlet, Runtime, SpawnOn, Stage,
+};
 use crate::loom::sync::Arc;
 
 /// What a materialisation builds: the graph of the island being built, and the islands built
 /// before it (in flow order).
-#[derive(Debug, Default)]
+#[derive(Default)]
 #[allow(unreachable_pub)] // sealed: reachable only through `Shape`'s hidden method
 pub struct Build {
     pub(crate) graph: GraphBuilder,
-    pub(crate) islands: Vec<Interpreter>,
+    pub(crate) islands: Vec<(Interpreter, Option<SpawnOn>)>,
+    /// Where the island being built (and every later one) is spawned, after an
+    /// `observe_on`; `None`: the publisher's runtime.
+    pub(crate) spawn_on: Option<SpawnOn>,
+}
+
+impl fmt::Debug for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Build")
+            .field("graph", &self.graph)
+            .field("islands", &self.islands.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Build {
@@ -49,12 +63,13 @@ impl Build {
     /// Ends the island being built (an async boundary); the next stages go to a new one.
     pub(crate) fn end_island(&mut self) -> Result<(), BuildError> {
         let graph = std::mem::take(&mut self.graph);
-        self.islands.push(graph.build()?);
+        self.islands.push((graph.build()?, self.spawn_on.clone()));
         Ok(())
     }
 
-    /// Ends the last island; every island of the materialisation, in flow order.
-    pub(crate) fn finish(mut self) -> Result<Vec<Interpreter>, BuildError> {
+    /// Ends the last island; every island of the materialisation, in flow order, with where
+    /// it asks to be spawned.
+    pub(crate) fn finish(mut self) -> Result<Vec<(Interpreter, Option<SpawnOn>)>, BuildError> {
         self.end_island()?;
         Ok(self.islands)
     }

@@ -36,6 +36,7 @@
 //! | `writer.rs` | [`Writer`]: the producer's end (push, flush, bounds, terminal signals, the subscription handed over) and its [`Bound`] |
 //! | `reader.rs` | [`Reader`]: the consumer's end (poll, release, grant, requests, park, leave) and [`Polled`] |
 //! | `wake.rs` | [`Wake`]: what each side registers to be woken by the other |
+//! | `spsc.rs` | [`Spsc`](spsc::Spsc): the lean sibling of the ring for lazily created queues drained by a drain loop (merge's per-inner queues): no signals, no waking, freed with its last half |
 //! | `guard.rs` | [`InFlight`]: the one rule-2.4 guard of the consumer's requests |
 //! | `error.rs` | [`CompatError`]: the bridges' own failures (re-exported by `compat`), which the stream bridges and the external subscriber map a [`Failure`] to; [`into_error`] |
 
@@ -43,6 +44,7 @@ mod error;
 mod guard;
 mod reader;
 mod ring;
+mod spsc;
 mod wake;
 mod writer;
 
@@ -51,5 +53,6 @@ pub use error::CompatError;
 pub(crate) use guard::InFlight;
 pub(crate) use reader::{Polled, Reader};
 pub(crate) use ring::{Failure, Ring};
+pub(crate) use spsc::{spsc, SpscConsumer, SpscProducer};
 pub(crate) use wake::Wake;
 pub(crate) use writer::{Bound, Writer};

@@ -64,7 +64,13 @@ pub struct Island {
     /// How a yield reschedules the island (see [`Island::with_yielder`]); `None`:
     /// `wake_by_ref`.
     yielder: Option<Yielder>,
+    /// Where a flow's publisher spawns it instead of its own runtime (after an
+    /// `observe_on`); `None`: the publisher's runtime.
+    spawn_on: Option<SpawnOn>,
 }
+
+/// Spawns an island somewhere else than its publisher's runtime (`Flow::observe_on`).
+pub(crate) type SpawnOn = StdArc<dyn Fn(Island) + Send + Sync>;
 
 /// Reschedules a yielding island behind the other ready tasks of its executor.
 pub(crate) type Yielder = StdArc<dyn Fn(Waker) + Send + Sync>;
@@ -94,6 +100,7 @@ impl Island {
             stats: IslandStats::default(),
             done: false,
             yielder: None,
+            spawn_on: None,
         }
     }
 
@@ -119,6 +126,17 @@ impl Island {
     pub(crate) fn with_yielder(mut self, yielder: Yielder) -> Self {
         self.yielder = Some(yielder);
         self
+    }
+
+    /// Makes a flow's publisher spawn the island with `spawn_on` (after an `observe_on`).
+    pub(crate) fn with_spawn_on(mut self, spawn_on: Option<SpawnOn>) -> Self {
+        self.spawn_on = spawn_on;
+        self
+    }
+
+    /// Where the island asks to be spawned, if not on its publisher's runtime.
+    pub(crate) fn take_spawn_on(&mut self) -> Option<SpawnOn> {
+        self.spawn_on.take()
     }
 
     /// Runs every stage's `pre_start` now, on the calling thread (otherwise the first `poll`

@@ -64,6 +64,7 @@ mod runtime;
 mod stage;
 pub mod stages;
 
+pub(crate) use future::SpawnOn;
 pub use future::{Island, IslandStats, DEFAULT_BUDGET};
 pub(crate) use interpreter::panic_error;
 pub use interpreter::Ctx;

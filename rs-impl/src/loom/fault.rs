@@ -67,6 +67,13 @@ faults! {
     CompleteSkipsParked,
     /// A drain frees space without handing it back to the waiting senders.
     NoWakeOnSpace,
+    // --- merge (`crate::merge`)
+    /// The drain pass does not look at the cancel flag.
+    MergeIgnoresCancel,
+    /// The drain looks at an inner's queue before its terminal flag.
+    MergeEndBeforeQueue,
+    /// An inner's fast path does not look at its own queue.
+    MergeFastPathSkipsQueue,
     // --- the producer API (push source, fanout channel)
     /// A send going through the inbox does not look at the end under the inbox's lock.
     SendIgnoresEnd,

@@ -72,6 +72,13 @@ pub fn range<R: IntegerRange>(range: R) -> IterPublisher<R::Iter> {
     }
 }
 
+impl<I> IterPublisher<I> {
+    /// The iterable (merge takes it as a known iterator: no subscription).
+    pub(crate) fn into_iterable(self) -> I {
+        self.iterable
+    }
+}
+
 impl<I> Publisher<I::Item> for IterPublisher<I>
 where
     I: IntoIterator + Clone,

@@ -32,6 +32,7 @@
 //! | [`from_fn`] | the elements of a fresh iterator made per subscription |
 //! | [`from_pull`] | the steps of a fresh [`Pull`] source made per subscription (which may answer "not ready" and wake the engine later) |
 //! | [`push`] | what a [`PushSender`] sends, from callbacks, a thread or async code: hot, unicast, bounded (its own docs give its contract) |
+//! | [`just`] | one value, then `on_complete` |
 //! | [`empty`] | `on_complete` at once |
 //! | [`failed`] | `on_error` with the given error at once |
 //! | [`never()`] | nothing, until cancelled |
@@ -56,6 +57,7 @@
 //! | `pull.rs` | the pull engine: [`Pull`], [`Pulled`], one drain loop per subscription |
 //! | `made.rs` | a source made per subscription, with the guard around the user's factory |
 //! | `iter.rs` | [`IterPublisher`]: [`from_iter`] and [`range`] |
+//! | `just.rs` | [`Just`]: [`just`] |
 //! | `range.rs` | [`IntegerRange`]: the ranges [`range`] accepts |
 //! | `from_fn.rs` | [`FnPublisher`]: [`from_fn`] |
 //! | `from_pull.rs` | [`PullPublisher`]: [`from_pull`] |
@@ -69,6 +71,7 @@ mod failed;
 mod from_fn;
 mod from_pull;
 mod iter;
+mod just;
 mod made;
 mod never;
 mod pull;
@@ -80,6 +83,7 @@ pub use failed::{failed, Failed};
 pub use from_fn::{from_fn, FnPublisher};
 pub use from_pull::{from_pull, PullPublisher};
 pub use iter::{from_iter, range, IterPublisher};
+pub use just::{just, Just};
 pub use never::{never, Never};
 pub use pull::{Pull, Pulled};
 pub use push::{push, PushPublisher, PushSender};

@@ -14,6 +14,7 @@
 //! | `boundary` (not in a loom build) | flows with `async_boundary()` (batched, unbatched, two boundaries), `IslandProcessor(async_boundary)`, `boundary::BoundarySubscriber` | publisher, identity processor, subscriber whitebox, blackbox |
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::to_stream(8)`, `(1)`; `compat::sink_subscriber`, `compat::from_async` | publisher; stream bridge; subscriber whitebox, blackbox, sink subscriber, async callback |
+//! | [`merge`] | `merge::merge`, `flat_map` (iterators, subscribed), `concat_map`; `observe_on`, `Flow::flat_map`, `Flow::observe_on` (not in a loom build) | publisher (loom for the plain ones); `Flow::flat_map(identity)`: identity processor |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
 //! `--cfg rs_loom` (`scripts/loom.sh` runs `tck/tests/loom.rs` so).
@@ -25,6 +26,7 @@ mod examples;
 mod fanout;
 #[cfg(not(rs_loom))]
 mod islands;
+mod merge;
 mod processors;
 mod sources;
 mod subscribers;
@@ -62,6 +64,7 @@ fn unmarked() -> Vec<Suite> {
         examples::suites(),
         fanout::suites(),
         compat::suites(),
+        merge::suites(),
     ];
     #[cfg(not(rs_loom))]
     suites.push(islands::suites());
@@ -80,6 +83,7 @@ pub(crate) fn loom() -> Vec<Suite> {
         examples::loom_suites(),
         fanout::loom_suites(),
         compat::loom_suites(),
+        merge::loom_suites(),
     ]
     .concat()
 }

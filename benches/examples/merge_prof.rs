@@ -1,0 +1,74 @@
+//! A quick look at one merge shape without the report (for a profiler):
+//! `cargo run --release -p rs-benches --example merge_prof -- [shape] [size] [ops]`, shape one
+//! of `iter` (merge of `size` known iterators of `size`), `subscribed` (the same, subscribed),
+//! `just` (a merge of `size` values), `observe` (`observe_on` of a range of `size` on a pool).
+// Bench code: std types are fine here.
+#![allow(clippy::disallowed_types)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rs_api::Publisher;
+use rs_impl::merge::{self, MergeExt};
+use rs_impl::source::{just, range};
+use rs_impl::subscriber::{for_each, RequestStrategy};
+use rs_impl::Runtime;
+
+fn run<P: Publisher<u64>>(p: &P, sum: &Arc<std::sync::atomic::AtomicU64>) {
+    let acc = sum.clone();
+    let (s, h) = for_each(RequestStrategy::Unbounded, move |x: u64| {
+        acc.fetch_add(x, std::sync::atomic::Ordering::Relaxed);
+    });
+    p.subscribe(Box::new(s));
+    h.wait().expect("completes");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let shape = args.get(1).map_or("iter", String::as_str);
+    let size: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let ops: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let sum = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let runtime = Runtime::with_threads(2).expect("pool");
+    let start = Instant::now();
+    let mut elements = 0;
+    for _ in 0..ops {
+        match shape {
+            "iter" => {
+                run(
+                    &merge::merge(
+                        (0..size)
+                            .map(|k| range(k * size..(k + 1) * size))
+                            .collect::<Vec<_>>(),
+                    ),
+                    &sum,
+                );
+                elements += size * size;
+            }
+            "subscribed" => {
+                let inners: Vec<Arc<dyn Publisher<u64> + Send + Sync>> = (0..size)
+                    .map(|k| -> Arc<dyn Publisher<u64> + Send + Sync> {
+                        Arc::new(range(k * size..(k + 1) * size))
+                    })
+                    .collect();
+                run(&merge::merge(inners), &sum);
+                elements += size * size;
+            }
+            "just" => {
+                run(&merge::merge((0..size).map(just).collect::<Vec<_>>()), &sum);
+                elements += size;
+            }
+            "observe" => {
+                run(&range(0..size).observe_on(&runtime, 128), &sum);
+                elements += size;
+            }
+            other => panic!("unknown shape {other}"),
+        }
+    }
+    let t = start.elapsed().as_secs_f64();
+    println!(
+        "{shape} {size}: {ops} ops, {:.1} M elements/s, {:.0} ops/s",
+        elements as f64 / t / 1e6,
+        ops as f64 / t
+    );
+}

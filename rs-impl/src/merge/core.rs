@@ -1,0 +1,763 @@
+//! The merge of plain publishers: one [`Core`] per downstream subscription — its drain loop,
+//! the inners it runs, the outer's deferred requests — and its downstream subscription.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+// The core is handed out as an `rs_api::SubscriptionRef`, a std `Arc` in every build (as in
+// `source::pull`); the reference counts are no part of any protocol here, and every atomic and
+// lock inside comes from the facade.
+use std::sync::Arc as StdArc;
+
+use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
+
+use super::shared::InnerShared;
+use super::{Counters, MergeConfig, MergeError};
+use crate::demand::Demand;
+use crate::handoff::SpscConsumer;
+use crate::loom::fault::{self, Fault};
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::Mutex;
+use crate::panics;
+use crate::serial::DrainLoop;
+
+/// Downstream cancelled, or the stream ended: nothing more is delivered.
+pub(super) const CANCELLED: usize = 1;
+/// Downstream requested 0 (rule 3.9).
+const BAD_REQUEST: usize = 1 << 1;
+/// An error waits (eager mode): the stream fails at the next pass.
+const FAILED: usize = 1 << 2;
+/// The outer stream ended (completed or failed): no more inners arrive.
+const OUTER_DONE: usize = 1 << 3;
+
+/// An inner as it reaches the drain: a value, an iterator, or a subscribed publisher.
+pub(super) enum Arrival<U> {
+    Just(U),
+    Iter(Box<dyn Iterator<Item = U> + Send>),
+    Sub(StdArc<InnerShared<U>>),
+}
+
+/// An inner the drain serves.
+enum Slot<U> {
+    /// A known iterator, read one ahead when there is no demand (so that its end is seen
+    /// without demand, rules 1.2 and 1.5).
+    Iter {
+        iter: Box<dyn Iterator<Item = U> + Send>,
+        ahead: Option<U>,
+    },
+    /// A subscribed publisher: its queue once it made one, its subscription for replenishing,
+    /// and what was taken since the last replenish.
+    Sub {
+        inner: StdArc<InnerShared<U>>,
+        queue: Option<SpscConsumer<U>>,
+        subscription: Option<SubscriptionRef>,
+        consumed: usize,
+    },
+}
+
+/// The downstream end, as the drainer holds it.
+pub(super) struct Out<U> {
+    subscriber: Option<BoxSubscriber<U>>,
+    /// The handle for `on_subscribe`, until the first pass delivers it.
+    first: Option<SubscriptionRef>,
+    /// Terminated or cancelled: the subscriber is gone.
+    finished: bool,
+    emitted: u64,
+    /// The demand total as last read.
+    limit: u64,
+    passes: u64,
+    fast: u64,
+}
+
+/// A subscriber's panic, caught.
+pub(super) type Panic = Box<dyn Any + Send>;
+
+impl<U> Out<U> {
+    /// Whether downstream takes one more element now.
+    #[inline]
+    pub(super) fn has_room(&mut self, demand: &Demand) -> bool {
+        if self.emitted != self.limit {
+            return true;
+        }
+        self.limit = demand.total();
+        self.limit == UNBOUNDED || self.emitted != self.limit
+    }
+
+    /// Counts an element delivered on the fast path.
+    #[inline]
+    pub(super) fn count_fast(&mut self) {
+        self.fast += 1;
+    }
+
+    /// Delivers `u` (the caller checked the room).
+    #[inline]
+    pub(super) fn emit(&mut self, u: U) -> Result<(), Panic> {
+        let Some(s) = self.subscriber.as_mut() else {
+            panics::drop_guarded(u);
+            return Ok(());
+        };
+        self.emitted += 1;
+        catch_unwind(AssertUnwindSafe(|| s.on_next(u)))
+    }
+}
+
+/// What only the drainer touches.
+pub(super) struct State<U> {
+    pub(super) out: Out<U>,
+    /// Values that found no demand.
+    scalars: VecDeque<U>,
+    inners: Vec<Slot<U>>,
+    /// Where the round-robin resumes.
+    next: usize,
+    /// Inners finished since the outer was last asked for more.
+    completed: u64,
+    /// Values emitted since the outer was last asked for more.
+    scalars_done: u64,
+    /// The arrivals taken from the shared list (reused).
+    taken: Vec<Arrival<U>>,
+    /// The outer's subscription was let go after its end.
+    outer_released: bool,
+}
+
+impl<U> State<U> {
+    /// Whether the subscription ended.
+    #[inline]
+    pub(super) fn finished(&self) -> bool {
+        self.out.finished
+    }
+}
+
+/// The outer's requests, made outside the drain loop (serially, by whoever finds them
+/// pending), so that an outer that emits inside `request` subscribes its inners while nobody
+/// drains, and their first elements take the fast path.
+struct OuterRequests {
+    subscription: Mutex<Option<SubscriptionRef>>,
+    pending: AtomicU64,
+    wip: AtomicUsize,
+}
+
+impl OuterRequests {
+    fn add(&self, n: u64) {
+        if n != 0 {
+            self.pending.fetch_add(n, Ordering::AcqRel);
+        }
+    }
+
+    /// Makes the pending requests, unless another caller is making them (it will see these).
+    fn flush(&self) {
+        if self.pending.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        if self.wip.fetch_add(1, Ordering::AcqRel) != 0 {
+            return;
+        }
+        let mut missed = 1;
+        loop {
+            let n = self.pending.swap(0, Ordering::AcqRel);
+            if n != 0 {
+                let s = self.subscription.lock().clone();
+                if let Some(s) = s {
+                    s.request(n);
+                }
+            }
+            let before = self.wip.fetch_sub(missed, Ordering::AcqRel);
+            missed = before - missed;
+            if missed == 0 {
+                break;
+            }
+        }
+    }
+
+    /// Cancels the outer (once); `quietly`: only let it go (it ended by itself).
+    fn release(&self, quietly: bool) {
+        let s = self.subscription.lock().take();
+        if let Some(s) = s {
+            if !quietly {
+                s.cancel();
+            }
+        }
+    }
+}
+
+/// One downstream subscription of a merge (see the module docs of [`crate::merge`]).
+pub(super) struct Core<U> {
+    pub(super) drain: DrainLoop<State<U>>,
+    pub(super) demand: Demand,
+    flags: AtomicUsize,
+    /// Errors held for the end (delay mode) or for the next pass (eager mode).
+    errors: Mutex<Vec<Error>>,
+    /// Inners that arrived while the drain was busy.
+    incoming: Mutex<Vec<Arrival<U>>>,
+    has_incoming: AtomicBool,
+    outer: OuterRequests,
+    pub(super) config: MergeConfig,
+    pub(super) counters: StdArc<Counters>,
+}
+
+impl<U> fmt::Debug for Core<U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Core")
+            .field("flags", &self.flags.load(Ordering::Relaxed))
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<U: Send + 'static> Core<U> {
+    /// A core for `subscriber`, which gets `on_subscribe` before this returns.
+    pub(super) fn start(
+        subscriber: BoxSubscriber<U>,
+        config: MergeConfig,
+        counters: StdArc<Counters>,
+    ) -> StdArc<Self> {
+        counters.subscriptions.fetch_add(1, Ordering::Relaxed);
+        let core = StdArc::new(Core {
+            drain: DrainLoop::new(State {
+                out: Out {
+                    subscriber: Some(subscriber),
+                    first: None,
+                    finished: false,
+                    emitted: 0,
+                    limit: 0,
+                    passes: 0,
+                    fast: 0,
+                },
+                scalars: VecDeque::new(),
+                inners: Vec::new(),
+                next: 0,
+                completed: 0,
+                scalars_done: 0,
+                taken: Vec::new(),
+                outer_released: false,
+            }),
+            demand: Demand::new(),
+            flags: AtomicUsize::new(0),
+            errors: Mutex::new(Vec::new()),
+            incoming: Mutex::new(Vec::new()),
+            has_incoming: AtomicBool::new(false),
+            outer: OuterRequests {
+                subscription: Mutex::new(None),
+                pending: AtomicU64::new(0),
+                wip: AtomicUsize::new(0),
+            },
+            config,
+            counters,
+        });
+        let handle: SubscriptionRef = core.clone();
+        let mut first = Some(handle);
+        core.drain.drain(|st| {
+            if let Some(h) = first.take() {
+                st.out.first = Some(h);
+            }
+            core.pass(st);
+        });
+        core
+    }
+
+    /// Whether nothing more is delivered (cancelled or ended).
+    #[inline]
+    pub(super) fn is_cancelled(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & CANCELLED != 0
+    }
+
+    /// Records work and drains if nobody does; then makes the outer's pending requests.
+    pub(super) fn signal(&self) {
+        if self.drain.drain(|st| self.pass(st)) {
+            self.outer.flush();
+        }
+    }
+
+    /// After a fast path that held the drain: the outer's pending requests.
+    #[inline]
+    pub(super) fn after_fast(&self) {
+        self.outer.flush();
+    }
+
+    /// The outer subscribed: keep its subscription (unless the merge ended) and ask for the
+    /// first inners.
+    pub(super) fn outer_subscribed(&self, s: SubscriptionRef) {
+        {
+            let mut slot = self.outer.subscription.lock();
+            if self.is_cancelled() || slot.is_some() {
+                drop(slot);
+                s.cancel(); // ended meanwhile (3.13), or a second subscription (2.5)
+                return;
+            }
+            *slot = Some(s);
+        }
+        let mc = self.config.max_concurrency;
+        self.outer.add(if mc == usize::MAX {
+            UNBOUNDED
+        } else {
+            mc as u64
+        });
+        self.outer.flush();
+    }
+
+    /// Cancels the outer (its function failed).
+    pub(super) fn cancel_outer(&self) {
+        self.outer.release(false);
+    }
+
+    /// Hands `arrival` to the drain: into its state at once when nobody drains (and drains),
+    /// or through the shared list.
+    pub(super) fn arrive(&self, arrival: Arrival<U>) {
+        let r = self
+            .drain
+            .try_drain_with(arrival, |st, a| admit_one(st, a), |st| self.pass(st));
+        match r {
+            Ok(()) => self.outer.flush(),
+            Err(a) => {
+                self.incoming.lock().push(a);
+                self.has_incoming.store(true, Ordering::Release);
+                self.signal();
+            }
+        }
+    }
+
+    /// A value from the outer's function: straight downstream when nobody drains, no value is
+    /// waiting before it and there is demand; otherwise to the drain.
+    pub(super) fn arrive_value(&self, u: U) {
+        let r = self.drain.try_fast(
+            u,
+            |st, u| {
+                if st.out.finished {
+                    panics::drop_guarded(u);
+                } else if st.scalars.is_empty() && st.out.has_room(&self.demand) {
+                    st.out.fast += 1;
+                    if let Err(p) = st.out.emit(u) {
+                        self.subscriber_panicked(st, p);
+                        return;
+                    }
+                    st.scalars_done += 1;
+                    self.replenish_scalars(st);
+                } else {
+                    st.scalars.push_back(u);
+                }
+            },
+            |st| self.pass(st),
+        );
+        match r {
+            Ok(()) => self.outer.flush(),
+            Err(u) => self.arrive(Arrival::Just(u)),
+        }
+    }
+
+    /// Asks the outer for more once half its concurrency of values was emitted (RxJava's
+    /// scalar limit).
+    fn replenish_scalars(&self, st: &mut State<U>) {
+        let limit = (self.config.max_concurrency / 2).max(1) as u64;
+        if st.scalars_done >= limit {
+            self.outer.add(st.scalars_done);
+            st.scalars_done = 0;
+        }
+    }
+
+    /// An inner that is nothing: its place goes back to the outer.
+    pub(super) fn inner_empty(&self) {
+        self.outer.add(1);
+        self.outer.flush();
+    }
+
+    /// Records `error` (an inner's or, with `outer`, the outer's, which ends it); eager mode
+    /// fails the stream at the next pass.
+    pub(super) fn error(&self, error: Error, outer: bool) {
+        self.errors.lock().push(error);
+        let mut bits = if self.config.delay_errors { 0 } else { FAILED };
+        if outer {
+            bits |= OUTER_DONE;
+        }
+        if bits != 0 {
+            self.flags.fetch_or(bits, Ordering::AcqRel);
+        }
+        self.signal();
+    }
+
+    /// The outer completed.
+    pub(super) fn outer_complete(&self) {
+        self.flags.fetch_or(OUTER_DONE, Ordering::AcqRel);
+        self.signal();
+    }
+
+    /// One drain pass (the module docs of [`crate::merge`] describe it).
+    pub(super) fn pass(&self, st: &mut State<U>) {
+        st.out.passes += 1;
+        if st.out.finished {
+            self.discard_incoming();
+            return;
+        }
+        if let Some(h) = st.out.first.take() {
+            if let Some(s) = st.out.subscriber.as_mut() {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_subscribe(h))) {
+                    self.subscriber_panicked(st, p);
+                    return;
+                }
+            }
+        }
+        loop {
+            let flags = self.flags.load(Ordering::Acquire);
+            if flags & CANCELLED != 0 && !fault::active(Fault::MergeIgnoresCancel) {
+                self.stop(st, None);
+                return;
+            }
+            if flags & BAD_REQUEST != 0 {
+                self.stop(st, Some(Some(SpecViolation::NonPositiveRequest.into())));
+                return;
+            }
+            if flags & FAILED != 0 {
+                let e = self.take_error();
+                self.stop(st, Some(Some(e)));
+                return;
+            }
+            // Loaded before the arrivals are taken: every inner the outer sent before its end
+            // is in the list by then.
+            let outer_done = flags & OUTER_DONE != 0;
+            if outer_done && !st.outer_released {
+                st.outer_released = true;
+                self.outer.release(true);
+            }
+            if self.has_incoming.load(Ordering::Acquire) {
+                self.has_incoming.store(false, Ordering::Release);
+                let mut taken = std::mem::take(&mut st.taken);
+                std::mem::swap(&mut *self.incoming.lock(), &mut taken);
+                st.taken = taken;
+            }
+            self.admit(st);
+            let progressed = match self.serve(st) {
+                Ok(p) => p,
+                Err(p) => {
+                    self.subscriber_panicked(st, p);
+                    return;
+                }
+            };
+            if st.out.finished {
+                return;
+            }
+            if outer_done
+                && st.inners.is_empty()
+                && st.scalars.is_empty()
+                && !self.has_incoming.load(Ordering::Acquire)
+            {
+                let errors = std::mem::take(&mut *self.errors.lock());
+                let end = match errors.len() {
+                    0 => None,
+                    1 => errors.into_iter().next(),
+                    _ => Some(Error::new(MergeError::Composite { errors })),
+                };
+                // The terminal signal, outside every queue: after they all drained.
+                self.stop(st, Some(end));
+                return;
+            }
+            if !progressed {
+                break;
+            }
+        }
+        if st.completed != 0 {
+            self.outer.add(st.completed);
+            st.completed = 0;
+        }
+    }
+
+    /// Moves the arrivals taken into the drain's own lists.
+    fn admit(&self, st: &mut State<U>) {
+        let mut taken = std::mem::take(&mut st.taken);
+        for a in taken.drain(..) {
+            admit_one(st, a);
+        }
+        st.taken = taken;
+    }
+
+    /// Emits what the values and the inners hold, round-robin from where the last pass
+    /// stopped, and removes the inners that ended. `true` if anything moved or ended.
+    fn serve(&self, st: &mut State<U>) -> Result<bool, Panic> {
+        let mut progressed = false;
+        while !st.scalars.is_empty() && st.out.has_room(&self.demand) {
+            let u = st.scalars.pop_front().expect("not empty");
+            st.out.emit(u)?;
+            st.scalars_done += 1;
+            progressed = true;
+            if self.cancelled_meanwhile() {
+                return Ok(true);
+            }
+        }
+        self.replenish_scalars(st);
+        let mut n = st.inners.len();
+        if n == 0 {
+            return Ok(progressed);
+        }
+        let mut i = if st.next < n { st.next } else { 0 };
+        let per_visit = self.config.prefetch.max(1);
+        let mut visits = n;
+        while visits > 0 {
+            visits -= 1;
+            let (moved, ended) = match &mut st.inners[i] {
+                Slot::Iter { iter, ahead } => {
+                    self.serve_iter(&mut st.out, iter, ahead, per_visit)?
+                }
+                Slot::Sub {
+                    inner,
+                    queue,
+                    subscription,
+                    consumed,
+                } => {
+                    self.serve_sub(&mut st.out, inner, queue, subscription, consumed, per_visit)?
+                }
+            };
+            progressed |= moved;
+            if self.cancelled_meanwhile() {
+                return Ok(true);
+            }
+            if ended {
+                progressed = true;
+                st.completed += 1;
+                drop_slot(st.inners.swap_remove(i));
+                n -= 1;
+                if n == 0 {
+                    break;
+                }
+                if i >= n {
+                    i = 0;
+                }
+                // The last inner moved into `i`: it is served in this round too.
+            } else {
+                i = (i + 1) % n;
+            }
+        }
+        st.next = i;
+        Ok(progressed)
+    }
+
+    /// Pulls from a known iterator while there is demand (at most `cap`); without demand,
+    /// reads one ahead to see its end. Returns (moved, ended).
+    fn serve_iter(
+        &self,
+        out: &mut Out<U>,
+        iter: &mut Box<dyn Iterator<Item = U> + Send>,
+        ahead: &mut Option<U>,
+        cap: usize,
+    ) -> Result<(bool, bool), Panic> {
+        let mut moved = false;
+        for _ in 0..cap {
+            if !out.has_room(&self.demand) {
+                if ahead.is_none() {
+                    match self.next_guarded(iter) {
+                        Some(u) => *ahead = Some(u),
+                        None => return Ok((moved, true)),
+                    }
+                }
+                return Ok((moved, false));
+            }
+            let u = match ahead.take() {
+                Some(u) => u,
+                None => match self.next_guarded(iter) {
+                    Some(u) => u,
+                    None => return Ok((moved, true)),
+                },
+            };
+            out.emit(u)?;
+            moved = true;
+            if self.cancelled_meanwhile() {
+                return Ok((true, false));
+            }
+        }
+        Ok((moved, false))
+    }
+
+    /// The next item of an inner iterator; a panic in it is that inner's error.
+    fn next_guarded(&self, iter: &mut Box<dyn Iterator<Item = U> + Send>) -> Option<U> {
+        match catch_unwind(AssertUnwindSafe(|| iter.next())) {
+            Ok(x) => x,
+            Err(p) => {
+                let e = Error::msg(format!(
+                    "an inner iterator panicked: {}",
+                    panics::panic_message(&*p)
+                ));
+                self.errors.lock().push(e);
+                if !self.config.delay_errors {
+                    self.flags.fetch_or(FAILED, Ordering::AcqRel);
+                }
+                None
+            }
+        }
+    }
+
+    /// Takes from a subscribed inner's queue while there is demand (at most `cap`),
+    /// replenishing it every `prefetch / 4`; it ended once its terminal signal was seen and
+    /// its queue is empty. Returns (moved, ended).
+    fn serve_sub(
+        &self,
+        out: &mut Out<U>,
+        inner: &StdArc<InnerShared<U>>,
+        queue: &mut Option<SpscConsumer<U>>,
+        subscription: &mut Option<SubscriptionRef>,
+        consumed: &mut usize,
+        cap: usize,
+    ) -> Result<(bool, bool), Panic> {
+        // The end first, then the queue: what was queued before the end is seen with it.
+        let done = if fault::active(Fault::MergeEndBeforeQueue) {
+            if queue.is_none() {
+                *queue = inner.take_consumer();
+            }
+            inner.is_done()
+        } else {
+            let done = inner.is_done();
+            if queue.is_none() {
+                *queue = inner.take_consumer();
+            }
+            done
+        };
+        let Some(q) = queue.as_mut() else {
+            return Ok((false, done));
+        };
+        let mut moved = false;
+        let limit = self.config.replenish();
+        for _ in 0..cap {
+            if !out.has_room(&self.demand) {
+                break;
+            }
+            let Some(u) = q.poll() else { break };
+            out.emit(u)?;
+            moved = true;
+            *consumed += 1;
+            if *consumed == limit && !done {
+                *consumed = 0;
+                if subscription.is_none() {
+                    *subscription = inner.subscription();
+                }
+                if let Some(s) = subscription {
+                    s.request(limit as u64);
+                }
+            }
+            if self.cancelled_meanwhile() {
+                return Ok((true, false));
+            }
+        }
+        Ok((moved, done && q.is_empty()))
+    }
+
+    /// Whether the subscriber cancelled (or requested 0) during the last `on_next`: the pass
+    /// acts on it before the next element (a cancel from inside `on_next` stops the signals at
+    /// once, rule 1.8).
+    #[inline]
+    fn cancelled_meanwhile(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & (CANCELLED | BAD_REQUEST) != 0
+            && !fault::active(Fault::MergeIgnoresCancel)
+    }
+
+    /// The first error held (eager mode).
+    fn take_error(&self) -> Error {
+        let mut errors = self.errors.lock();
+        if errors.is_empty() {
+            Error::msg("merge failed")
+        } else {
+            errors.remove(0)
+        }
+    }
+
+    /// A subscriber's panic (rule 2.13): the subscription is cancelled, the panic reported.
+    pub(super) fn subscriber_panicked(&self, st: &mut State<U>, p: Panic) {
+        panics::drop_guarded(st.out.subscriber.take());
+        self.stop(st, None);
+        panics::subscriber_panicked("on_next", p);
+    }
+
+    /// Ends the subscription: every inner and the outer cancelled, what they hold dropped;
+    /// `end`: `Some(None)` completes, `Some(Some(e))` fails, `None` signals nothing.
+    fn stop(&self, st: &mut State<U>, end: Option<Option<Error>>) {
+        if st.out.finished {
+            return;
+        }
+        st.out.finished = true;
+        self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
+        self.outer.release(st.outer_released);
+        for slot in st.inners.drain(..) {
+            if let Slot::Sub { inner, .. } = &slot {
+                inner.cancel();
+            }
+            drop_slot(slot);
+        }
+        for u in st.scalars.drain(..) {
+            panics::drop_guarded(u);
+        }
+        for a in st.taken.drain(..) {
+            drop_arrival(a);
+        }
+        self.discard_incoming();
+        self.counters
+            .passes
+            .fetch_add(st.out.passes, Ordering::Relaxed);
+        self.counters.fast.fetch_add(st.out.fast, Ordering::Relaxed);
+        st.out.passes = 0;
+        st.out.fast = 0;
+        if let Some(mut s) = st.out.subscriber.take() {
+            let r = match end {
+                None => Ok(()),
+                Some(None) => catch_unwind(AssertUnwindSafe(|| s.on_complete())),
+                Some(Some(e)) => catch_unwind(AssertUnwindSafe(|| s.on_error(e))),
+            };
+            if let Err(p) = r {
+                panics::subscriber_panicked("a terminal signal", p);
+            }
+            panics::drop_guarded(s);
+        }
+    }
+
+    /// Drops what arrived after the end, cancelling the inners among it.
+    fn discard_incoming(&self) {
+        if !self.has_incoming.load(Ordering::Acquire) {
+            return;
+        }
+        self.has_incoming.store(false, Ordering::Release);
+        let arrivals = std::mem::take(&mut *self.incoming.lock());
+        for a in arrivals {
+            drop_arrival(a);
+        }
+    }
+}
+
+/// Puts one arrival into the drain's own lists.
+fn admit_one<U>(st: &mut State<U>, a: Arrival<U>) {
+    match a {
+        Arrival::Just(u) => st.scalars.push_back(u),
+        Arrival::Iter(iter) => st.inners.push(Slot::Iter { iter, ahead: None }),
+        Arrival::Sub(inner) => st.inners.push(Slot::Sub {
+            inner,
+            queue: None,
+            subscription: None,
+            consumed: 0,
+        }),
+    }
+}
+
+/// Drops an inner the drain served (its consumer half, iterator, or value), guarded.
+fn drop_slot<U>(slot: Slot<U>) {
+    panics::drop_guarded(slot);
+}
+
+/// Drops an arrival that will not be served; a subscribed inner is cancelled.
+fn drop_arrival<U>(a: Arrival<U>) {
+    if let Arrival::Sub(inner) = &a {
+        inner.cancel();
+    }
+    panics::drop_guarded(a);
+}
+
+impl<U: Send + 'static> Subscription for Core<U> {
+    fn request(&self, n: u64) {
+        if self.is_cancelled() {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
+        }
+        self.signal();
+    }
+
+    fn cancel(&self) {
+        if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
+            return; // 3.7
+        }
+        self.signal();
+    }
+}

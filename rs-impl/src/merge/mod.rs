@@ -1,0 +1,266 @@
+//! Merging streams: [`merge`], [`flat_map`](MergeExt::flat_map),
+//! [`concat_map`](MergeExt::concat_map) and [`observe_on`], without pooling (seed 003,
+//! RxJava #1908).
+//!
+//! Each is here for plain publishers (the [`MergeExt`] methods, [`merge`], [`observe_on`]);
+//! a [`Flow`](crate::flow::Flow) has the same operators, run inside its islands
+//! (`Flow::flat_map`, `Flow::merge`, `Flow::concat_map`, `Flow::observe_on`).
+//!
+//! # Contract (for a subscriber of a merge)
+//!
+//! * **What a subscriber sees:** `on_subscribe` before `subscribe` returns, then the elements
+//!   of every inner stream, interleaved as they arrive (each inner's own order kept; with
+//!   [`concat_map`](MergeExt::concat_map), one inner after the other), at most as many as it
+//!   requested (rule 1.1), serially (1.3), then one terminal signal.
+//! * **Who may call `request`/`cancel`, from which thread:** anyone, from any thread, also
+//!   re-entrantly from `on_next`. Signals are delivered by whichever thread is draining: the
+//!   caller of `subscribe` or `request`, or the thread an inner signals on (a merge of plain
+//!   publishers has no thread of its own: it is driven like the sources of
+//!   [`crate::source`]). `request(0)` ends the subscription with `on_error` naming rule 3.9;
+//!   demand saturates (3.17).
+//! * **When slow:** at most `max_concurrency` inners are subscribed at once (the outer is
+//!   asked for one more as each ends); each inner is asked for `prefetch` elements, and for
+//!   `prefetch / 4` more each time that many of its elements were delivered (RxJava's flatMap
+//!   batch). What an inner sent beyond the subscriber's demand waits in **that inner's own
+//!   queue** of `prefetch` slots, made only when an element could not go straight downstream,
+//!   owned by the inner and freed when both its ends are gone (never pooled, never shared).
+//!   Memory is bounded by `max_concurrency × prefetch` elements.
+//! * **The fast path:** an inner's element goes straight to `on_next` — no queue touched or
+//!   made — when nobody is draining, nothing of that inner is queued, and there is demand.
+//!   Inners known to be a value ([`source::just`](crate::source::just), `Option`) or an
+//!   iterator ([`source::range`](crate::source::range), [`source::from_iter`](crate::source::from_iter),
+//!   `Vec`) are not subscribed to at all: the drain takes their elements directly ([`Inner`]).
+//! * **Fairness:** the drain serves the inners round-robin, at most `prefetch` elements from
+//!   each per visit, and resumes where it stopped, so no inner starves another.
+//! * **A publisher that ignores demand:** an inner whose queue is full is cancelled and ends
+//!   with [`MergeError::MissingBackpressure`] — never a drop, never an unbounded queue.
+//! * **On cancel:** the outer and every inner are cancelled, what the queues hold is dropped,
+//!   the subscriber is dropped (3.13). An element already being delivered on another thread
+//!   may still arrive (2.8); none starts after the drain saw the cancel.
+//! * **On termination:** an inner's and the outer's terminal signals are kept outside the
+//!   queues; completion comes after every queue drained. Errors are **eager** by default: the
+//!   first error cancels everything and is delivered at once (queued elements are dropped).
+//!   With [`MergeConfig::delay_errors`], errors wait until every other inner ended; one is
+//!   delivered as it is, several as [`MergeError::Composite`].
+//! * **A late subscriber** gets its own run of the outer and of every inner (as cold as they
+//!   are).
+//! * **A panicking subscriber** is cancelled (2.13), which cancels the outer and every
+//!   inner; the panic is reported ([`crate::panics`]). A panic in the mapping function or in
+//!   an inner's iterator fails the stream like an error.
+//!
+//! # How the drain works
+//!
+//! One [serial drain loop](crate::serial) per subscription holds the subscriber and the
+//! inners' consumer ends. An element of an inner tries the fast path
+//! ([`DrainLoop::try_fast`](crate::serial::DrainLoop::try_fast)); otherwise it goes into the
+//! inner's queue and the drain is run. A pass checks, in order: cancel, a bad request, an
+//! eager error; takes the inners that arrived meanwhile; emits waiting values, then serves
+//! the inners round-robin; removes those whose terminal signal was seen with an empty queue;
+//! and completes once the outer ended and nothing is left. The outer is asked for more
+//! *after* the drain loop is left, so that an outer emitting inside `request` subscribes its
+//! next inners while nobody drains (and their elements take the fast path).
+//!
+//! [`observe_on`] is the island's input side: see its docs.
+//!
+//! # Layout
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `inner.rs` | [`Inner`], [`InnerSource`], [`Subscribed`]: what an inner stream is |
+//! | `core.rs` | the drain of a plain-publisher merge: its state, the pass, the downstream subscription |
+//! | `shared.rs` | what a subscribed inner shares with its drain: its end, its queue once made, its subscription |
+//! | `subscribers.rs` | the outer's and the inners' subscribers of a plain-publisher merge |
+//! | `publisher.rs` | [`FlatMap`], [`merge`], [`MergeExt`] |
+//! | `observe_on.rs` | [`observe_on`] |
+//! | `stage.rs` | the fan-in stage of a flow's `flat_map` |
+//! | `flow.rs` | the `Flow` operators |
+//!
+//! # Examples
+//!
+//! ```
+//! use rs_api::Publisher;
+//! use rs_impl::merge::MergeExt;
+//! use rs_impl::{source, subscriber::{collect, RequestStrategy}};
+//!
+//! // 100 inners of 100 elements: known iterators, merged without a subscription each.
+//! let p = source::range(0u64..100).flat_map(|i| source::range(i * 100..(i + 1) * 100), 8, 128);
+//! let (s, h) = collect(RequestStrategy::Prefetch(64));
+//! p.subscribe(Box::new(s));
+//! let mut seen = h.wait().unwrap();
+//! seen.sort();
+//! assert_eq!(seen, (0..10_000).collect::<Vec<_>>());
+//! ```
+
+mod core;
+mod flow;
+mod inner;
+mod observe_on;
+mod publisher;
+mod shared;
+mod stage;
+mod subscribers;
+
+use crate::loom::sync::atomic::{AtomicU64, Ordering};
+
+pub use flow::{FlatMapShape, MergeShape, ObserveOnShape};
+pub use inner::{Inner, InnerSource, Subscribed};
+pub use observe_on::observe_on;
+pub use publisher::{merge, merge_with, FlatMap, Identity, Inners, InnersIter, Merge, MergeExt};
+
+/// The prefetch of each inner by default (RxJava's buffer size).
+pub const DEFAULT_PREFETCH: usize = 128;
+
+/// The inners subscribed at once by default (RxJava's flatMap default).
+pub const DEFAULT_MAX_CONCURRENCY: usize = 128;
+
+/// How a merge runs: inners at once, each inner's prefetch, when errors are delivered.
+///
+/// # Examples
+///
+/// ```
+/// use rs_impl::merge::MergeConfig;
+/// let c = MergeConfig::new().max_concurrency(4).prefetch(32).delay_errors(true);
+/// assert_eq!((c.max_concurrency, c.prefetch, c.delay_errors), (4, 32, true));
+/// assert_eq!(MergeConfig::default().prefetch, rs_impl::merge::DEFAULT_PREFETCH);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MergeConfig {
+    /// Inners subscribed (or iterated) at once; `usize::MAX`: no bound.
+    pub max_concurrency: usize,
+    /// Elements requested from each inner up front; its queue's size.
+    pub prefetch: usize,
+    /// Deliver errors after every other inner ended (instead of at once).
+    pub delay_errors: bool,
+}
+
+impl Default for MergeConfig {
+    fn default() -> Self {
+        MergeConfig {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            prefetch: DEFAULT_PREFETCH,
+            delay_errors: false,
+        }
+    }
+}
+
+impl MergeConfig {
+    /// The defaults: [`DEFAULT_MAX_CONCURRENCY`], [`DEFAULT_PREFETCH`], eager errors.
+    ///
+    /// # Examples
+    ///
+    /// See [`MergeConfig`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the inners subscribed at once.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0.
+    ///
+    /// # Examples
+    ///
+    /// See [`MergeConfig`].
+    pub fn max_concurrency(mut self, n: usize) -> Self {
+        assert!(n > 0, "MergeConfig::max_concurrency: at least one inner");
+        self.max_concurrency = n;
+        self
+    }
+
+    /// Sets each inner's prefetch (and queue size).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0.
+    ///
+    /// # Examples
+    ///
+    /// See [`MergeConfig`].
+    pub fn prefetch(mut self, n: usize) -> Self {
+        assert!(n > 0, "MergeConfig::prefetch: at least one element");
+        self.prefetch = n;
+        self
+    }
+
+    /// Delivers errors after every other inner ended.
+    ///
+    /// # Examples
+    ///
+    /// See [`MergeConfig`].
+    pub fn delay_errors(mut self, delay: bool) -> Self {
+        self.delay_errors = delay;
+        self
+    }
+
+    /// The batch an inner is replenished by: a quarter of its prefetch (RxJava's flatMap).
+    pub(crate) fn replenish(&self) -> usize {
+        (self.prefetch / 4).max(1)
+    }
+
+    /// Rejects zero fields (set directly on the struct).
+    pub(crate) fn checked(self) -> Self {
+        self.max_concurrency(self.max_concurrency)
+            .prefetch(self.prefetch)
+    }
+}
+
+/// What fails a merge besides its inners' own errors.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// An inner sent more elements than it was asked for, and its queue of `capacity` was
+    /// full (RxJava's `MissingBackpressureException`).
+    #[error("missing backpressure: an inner sent more than the {capacity} elements it was asked for (rule 1.1)")]
+    MissingBackpressure {
+        /// The inner's queue size (its prefetch).
+        capacity: usize,
+    },
+    /// Several errors, delivered together at the end (with delayed errors).
+    #[error("{} inner streams failed; the first: {}", .errors.len(), .errors[0])]
+    Composite {
+        /// Every error, in the order they were received.
+        errors: Vec<rs_api::Error>,
+    },
+}
+
+/// What the subscriptions of one merge publisher did (see [`FlatMap::stats`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MergeStats {
+    /// Downstream subscriptions.
+    pub subscriptions: u64,
+    /// Inner publishers subscribed to (values and iterators are not).
+    pub inner_subscriptions: u64,
+    /// Inner queues made (each on an inner's first element that could not go straight
+    /// downstream).
+    pub queues: u64,
+    /// Drain passes (added when a subscription ends).
+    pub drain_passes: u64,
+    /// Elements that went straight downstream from an inner's `on_next` (added when a
+    /// subscription ends).
+    pub fast_path: u64,
+}
+
+/// The shared counters behind [`MergeStats`] (relaxed; none is touched per element).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) subscriptions: AtomicU64,
+    pub(crate) inner_subscriptions: AtomicU64,
+    pub(crate) queues: AtomicU64,
+    pub(crate) passes: AtomicU64,
+    pub(crate) fast: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> MergeStats {
+        MergeStats {
+            subscriptions: self.subscriptions.load(Ordering::Relaxed),
+            inner_subscriptions: self.inner_subscriptions.load(Ordering::Relaxed),
+            queues: self.queues.load(Ordering::Relaxed),
+            drain_passes: self.passes.load(Ordering::Relaxed),
+            fast_path: self.fast.load(Ordering::Relaxed),
+        }
+    }
+}

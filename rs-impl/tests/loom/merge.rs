@@ -1,0 +1,354 @@
+//! merge (seed 003, RxJava #1908): two inners, prefetch (queue capacity) 1–2, each driven by
+//! hand — one on a thread of the model, one on the main thread — through the plain-publisher
+//! merge. The elements count their live values, so a leak or a double drop shows in every
+//! model; the probe records every signal and never panics inside one.
+//!
+//! * cancel from inside `on_next` racing the other inner's `on_next` (twin: a drain that
+//!   ignores the cancel flag);
+//! * an inner's element and completion racing the outer's completion (twin: the drain looks
+//!   at the inner's queue before its terminal flag: the completion overtakes the element);
+//! * two inners racing one drain with one-by-one demand, so elements queue (twin: a fast path
+//!   that does not look at the inner's own queue: an inner's elements leave out of order).
+
+use std::sync::{Arc as StdArc, Weak};
+
+use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef};
+use rs_impl::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use rs_impl::loom::sync::{Arc, Mutex};
+use rs_impl::loom::thread;
+use rs_impl::merge::{self, MergeConfig, MergeExt, Subscribed};
+
+/// An element that counts its live values.
+struct Tracked(u64, Arc<AtomicUsize>);
+
+impl Tracked {
+    fn new(x: u64, live: &Arc<AtomicUsize>) -> Self {
+        live.fetch_add(1, Ordering::AcqRel);
+        Tracked(x, live.clone())
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let before = self.1.fetch_sub(1, Ordering::AcqRel);
+        assert!(before > 0, "an element was dropped twice");
+    }
+}
+
+/// A publisher driven by hand: `subscribe` hands the subscriber its subscription and keeps it
+/// for the model to signal.
+struct Manual<T>(Arc<Mutex<Option<BoxSubscriber<T>>>>);
+
+impl<T> Clone for Manual<T> {
+    fn clone(&self) -> Self {
+        Manual(self.0.clone())
+    }
+}
+
+impl<T> Manual<T> {
+    fn new() -> Self {
+        Manual(Arc::new(Mutex::new(None)))
+    }
+
+    fn take(&self) -> BoxSubscriber<T> {
+        self.0.lock().take().expect("subscribed")
+    }
+}
+
+struct Ignored;
+
+impl Subscription for Ignored {
+    fn request(&self, _: u64) {}
+    fn cancel(&self) {}
+}
+
+impl<T: Send + 'static> Publisher<T> for Manual<T> {
+    fn subscribe(&self, mut subscriber: BoxSubscriber<T>) {
+        subscriber.on_subscribe(StdArc::new(Ignored));
+        *self.0.lock() = Some(subscriber);
+    }
+}
+
+/// What the probe saw.
+#[derive(Default)]
+struct Seen {
+    items: Vec<u64>,
+    completes: usize,
+    errors: usize,
+    violations: Vec<String>,
+    /// The subscription, for the model's main thread.
+    subscription: Option<SubscriptionRef>,
+}
+
+/// The subscriber: requests `initial`, then `more` from inside each `on_next`; cancels from
+/// inside `on_next` of the `cancel_after`-th element.
+struct Probe {
+    seen: Arc<Mutex<Seen>>,
+    in_signal: Arc<AtomicBool>,
+    subscription: Option<SubscriptionRef>,
+    initial: u64,
+    more: u64,
+    cancel_after: Option<usize>,
+    cancelled: bool,
+    ended: bool,
+    _token: StdArc<()>,
+}
+
+impl Probe {
+    fn new(
+        initial: u64,
+        more: u64,
+        cancel_after: Option<usize>,
+    ) -> (Probe, Arc<Mutex<Seen>>, Weak<()>) {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let token = StdArc::new(());
+        let weak = StdArc::downgrade(&token);
+        let probe = Probe {
+            seen: seen.clone(),
+            in_signal: Arc::new(AtomicBool::new(false)),
+            subscription: None,
+            initial,
+            more,
+            cancel_after,
+            cancelled: false,
+            ended: false,
+            _token: token,
+        };
+        (probe, seen, weak)
+    }
+
+    fn enter(&self, signal: &str) {
+        if self.in_signal.swap(true, Ordering::Relaxed) {
+            self.seen
+                .lock()
+                .violations
+                .push(format!("rule 1.3: {signal} overlaps another signal"));
+        }
+        if self.ended {
+            self.seen
+                .lock()
+                .violations
+                .push(format!("rule 1.7: {signal} after the terminal signal"));
+        }
+        if self.cancelled {
+            self.seen.lock().violations.push(format!(
+                "rule 1.8: {signal} after a cancel made inside on_next"
+            ));
+        }
+    }
+
+    fn exit(&self) {
+        self.in_signal.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Subscriber<Tracked> for Probe {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        self.enter("on_subscribe");
+        self.seen.lock().subscription = Some(s.clone());
+        s.request(self.initial);
+        self.subscription = Some(s);
+        self.exit();
+    }
+
+    fn on_next(&mut self, x: Tracked) {
+        self.enter("on_next");
+        let n = {
+            let mut seen = self.seen.lock();
+            seen.items.push(x.0);
+            seen.items.len()
+        };
+        drop(x);
+        if self.cancel_after == Some(n) {
+            self.cancelled = true;
+            if let Some(s) = self.subscription.take() {
+                s.cancel();
+            }
+        } else if self.more > 0 {
+            if let Some(s) = &self.subscription {
+                s.request(self.more);
+            }
+        }
+        self.exit();
+    }
+
+    fn on_error(&mut self, _: Error) {
+        self.enter("on_error");
+        self.ended = true;
+        self.subscription = None;
+        self.seen.lock().errors += 1;
+        self.exit();
+    }
+
+    fn on_complete(&mut self) {
+        self.enter("on_complete");
+        self.ended = true;
+        self.subscription = None;
+        self.seen.lock().completes += 1;
+        self.exit();
+    }
+}
+
+/// Emits `items` (tracked), then completes.
+fn emit(mut s: BoxSubscriber<Tracked>, items: &[u64], live: &Arc<AtomicUsize>) {
+    for &x in items {
+        s.on_next(Tracked::new(x, live));
+    }
+    s.on_complete();
+}
+
+/// The violations recorded, asserted empty; the totals.
+fn finish(seen: &Arc<Mutex<Seen>>) -> Seen {
+    let mut s = std::mem::take(&mut *seen.lock());
+    s.subscription = None;
+    assert!(s.violations.is_empty(), "{}", s.violations.join("; "));
+    assert!(
+        s.completes + s.errors <= 1,
+        "rule 1.7: two terminal signals"
+    );
+    s
+}
+
+/// Rules 1.8, 3.13, no leak. Inner A (a thread) and inner B (the main thread) each send two
+/// elements into a merge of prefetch 2; the subscriber asked for 4 and cancels from inside the
+/// first `on_next`, whichever inner it came from. In every interleaving exactly that one
+/// element arrives, nothing follows the cancel, the subscriber is dropped, and every element
+/// made — delivered, queued, or sent after the cancel — is dropped exactly once.
+pub(crate) fn cancel_races_inner_on_next() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let (a, b) = (Manual::new(), Manual::new());
+    let p = merge::merge_with(
+        vec![Subscribed(a.clone()), Subscribed(b.clone())],
+        MergeConfig::new().prefetch(2),
+    );
+    let (probe, seen, token) = Probe::new(4, 0, Some(1));
+    p.subscribe(Box::new(probe));
+    let (sa, sb) = (a.take(), b.take());
+    let l = live.clone();
+    let t = thread::spawn(move || emit(sa, &[0, 1], &l));
+    emit(sb, &[10, 11], &live);
+    t.join().unwrap();
+    drop(p);
+    let s = finish(&seen);
+    assert_eq!(s.items.len(), 1, "rule 1.8: {:?} arrived", s.items);
+    assert_eq!(
+        s.completes + s.errors,
+        0,
+        "a terminal signal after the cancel"
+    );
+    assert!(
+        token.upgrade().is_none(),
+        "rule 3.13: the subscriber is kept"
+    );
+    assert_eq!(
+        live.load(Ordering::Acquire),
+        0,
+        "leaked: an element was never dropped"
+    );
+}
+
+/// Rules 1.1, 1.5 (the terminal signal after every queue drained), no leak. The outer (main
+/// thread) sends one inner and completes, racing that inner's element and completion on a
+/// thread of the model; queue capacity 1. In every interleaving the element arrives, then
+/// exactly one completion.
+pub(crate) fn inner_completion_races_outer() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let outer: Manual<Subscribed<Manual<Tracked>>> = Manual::new();
+    let inner = Manual::new();
+    let p = outer
+        .clone()
+        .flat_map(|i: Subscribed<Manual<Tracked>>| i, 1, 1);
+    let (probe, seen, _token) = Probe::new(u64::MAX, 0, None);
+    p.subscribe(Box::new(probe));
+    let mut so = outer.take();
+    so.on_next(Subscribed(inner.clone()));
+    let si = inner.take();
+    let l = live.clone();
+    let t = thread::spawn(move || emit(si, &[7], &l));
+    so.on_complete();
+    t.join().unwrap();
+    drop(so);
+    let s = finish(&seen);
+    assert_eq!(s.items, vec![7], "elements lost before the completion");
+    assert_eq!(s.completes, 1, "rule 1.5: no completion");
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+/// Rules 1.1, 1.3, each inner's order, no leak. Inners A (a thread) and B (the main thread)
+/// each send two elements (prefetch 2) to a subscriber that asked for one: B's first takes
+/// it, the rest meet no demand and queue. Then the main thread requests three more, racing
+/// A's elements for the one drain (a late element of A may find demand and the drain free:
+/// the fast path, which must not overtake A's queued element). In every interleaving all four
+/// arrive, each inner's in its order, then one completion.
+pub(crate) fn two_inners_race_one_drain() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let (a, b) = (Manual::new(), Manual::new());
+    let p = merge::merge_with(
+        vec![Subscribed(a.clone()), Subscribed(b.clone())],
+        MergeConfig::new().prefetch(2),
+    );
+    let (probe, seen, _token) = Probe::new(1, 0, None);
+    p.subscribe(Box::new(probe));
+    let (sa, sb) = (a.take(), b.take());
+    let l = live.clone();
+    let t = thread::spawn(move || emit(sa, &[0, 1], &l));
+    emit(sb, &[10, 11], &live);
+    let s = seen.lock().subscription.clone().expect("subscribed");
+    s.request(3);
+    drop(s);
+    t.join().unwrap();
+    drop(p);
+    let s = finish(&seen);
+    let of =
+        |base: u64| -> Vec<u64> { s.items.iter().copied().filter(|x| x / 10 == base).collect() };
+    assert_eq!(
+        of(0),
+        vec![0, 1],
+        "an inner's elements out of order: {:?}",
+        s.items
+    );
+    assert_eq!(
+        of(1),
+        vec![10, 11],
+        "an inner's elements out of order: {:?}",
+        s.items
+    );
+    assert_eq!(s.completes, 1, "rule 1.5: no completion");
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+#[test]
+fn merge_cancel_races_inner_on_next() {
+    loom::model(cancel_races_inner_on_next);
+}
+
+#[test]
+fn merge_inner_completion_races_outer() {
+    loom::model(inner_completion_races_outer);
+}
+
+#[test]
+fn merge_two_inners_race_one_drain() {
+    loom::model(two_inners_race_one_drain);
+}
+
+crate::loom_rejects!(
+    merge_model_rejects_a_drain_that_ignores_cancel,
+    "rule 1.8",
+    fault rs_impl::loom::Fault::MergeIgnoresCancel,
+    cancel_races_inner_on_next
+);
+
+crate::loom_rejects!(
+    merge_model_rejects_an_end_seen_after_the_queue,
+    "elements lost before the completion",
+    fault rs_impl::loom::Fault::MergeEndBeforeQueue,
+    inner_completion_races_outer
+);
+
+crate::loom_rejects!(
+    merge_model_rejects_a_fast_path_past_the_queue,
+    "out of order",
+    fault rs_impl::loom::Fault::MergeFastPathSkipsQueue,
+    two_inners_race_one_drain
+);
