@@ -12,6 +12,8 @@ use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rs_impl::loom::sync::{Arc, Condvar, Mutex};
 use rs_impl::loom::thread;
 
+use super::DEADLOCKED;
+
 /// A subscription that records what its subscriber did with it.
 #[derive(Debug, Default)]
 pub(super) struct Recording {
@@ -109,12 +111,16 @@ pub(super) fn note_deadlocks() {
                 .unwrap_or("");
             if message.starts_with(LOOM_DEADLOCK) {
                 if let Some(foreign) = lock_std(&FOREIGN).clone() {
+                    // The cause: what the scenario waits for then never comes because loom
+                    // cannot see the thread that would bring it (`rule 1.9: the publisher
+                    // never called on_subscribe`, when it did, from that thread): not noted.
                     note(&foreign);
+                    return;
                 }
                 let waits = lock_std(&WAITING).join("; ");
                 if !waits.is_empty() {
                     note(&format!(
-                        "{waits} (loom found a deadlock: an interleaving in which this never \
+                        "{DEADLOCKED}{waits} (loom found an interleaving in which this never \
                          happens)"
                     ));
                     *lock_std(&DEADLOCKED_WAITING) = Some(waits);
@@ -152,17 +158,18 @@ fn foreign(signal: &str) -> bool {
 
 /// A scenario's failure message for a panic with `message`: a signal from a thread loom does
 /// not know is reported as that first (what loom then reports follows from it); a deadlock
-/// found by loom is reported as what the scenario was waiting for (which names the rule), then
-/// loom's words.
+/// found by loom is reported as what the scenario was waiting for (which names the rule),
+/// after [`DEADLOCKED`], then loom's words.
 pub(super) fn explain(message: String) -> String {
     let waits = lock_std(&DEADLOCKED_WAITING).take();
     if let Some(foreign) = lock_std(&FOREIGN).take() {
         return format!("{foreign} (then loom reported: {message})");
     }
     match waits {
-        Some(waits) if message.starts_with(LOOM_DEADLOCK) => {
-            format!("{waits} (loom found an interleaving in which it never happens: {message})")
-        }
+        Some(waits) if message.starts_with(LOOM_DEADLOCK) => format!(
+            "{DEADLOCKED}{waits} (loom found an interleaving in which it never happens: \
+             {message})"
+        ),
         _ => message,
     }
 }
