@@ -227,17 +227,15 @@ pub fn main(suites: Vec<Suite>) -> ExitCode {
     let _ = writeln!(
         out,
         "\n{} suite(s), {} test(s); skipped counts the {} decided by the types and the {} \
-         untested{}",
+         untested",
         suites.len(),
         records.len(),
         by_types,
         totals.untested,
-        if report == Report::Summary {
-            "; --full lists every test with its reason"
-        } else {
-            ""
-        }
     );
+    if report == Report::Summary {
+        let _ = writeln!(out, "--full lists every test with its reason");
+    }
     let _ = writeln!(out, "{}", totals.summary_line());
     if totals.failed > 0 {
         ExitCode::FAILURE

@@ -1,8 +1,9 @@
 //! How a failing loom scenario reads through the `cargo test` harness (issue 20, item 8): what
 //! never happened comes first in the failure — `deadlocked while waiting: …`, naming the rule
-//! — whether the scenario's process survives the failure or aborts (a deadlock with other
-//! model threads suspended, a panic in a destructor while the deadlock unwinds); and a
-//! publisher on a plain std thread is reported as that, not as the deadlock that follows.
+//! — although the deadlock aborts the scenario's process (with or without the publisher's own
+//! thread suspended, and with a destructor of the publisher's that panics as the deadlock
+//! unwinds, which is noted next); and a publisher on a plain std thread is reported as that,
+//! not as the deadlock that follows.
 //!
 //! The test runs this binary again with [`INNER`] set; that inner run is the harness over one
 //! scenario per broken publisher, each in a child process of its own (the isolation
@@ -19,7 +20,7 @@ mod scenarios {
     use std::process::Command;
 
     use rs_api::{BoxSubscriber, Publisher, Subscription};
-    use rs_impl::loom::sync::{Arc, Condvar, Mutex};
+    use rs_impl::loom::sync::{Condvar, Mutex};
     use rs_tck::publisher::PublisherVerification;
     use rs_tck::suite::Suite;
 
@@ -57,7 +58,7 @@ mod scenarios {
     }
 
     /// BUG: calls `on_subscribe` and then nothing, whatever is requested. The scenario's
-    /// other threads are done by then: only its own wait deadlocks, and the failure unwinds.
+    /// other threads are done by then: only its own wait deadlocks.
     struct Silent;
 
     impl Publisher<u64> for Silent {
@@ -68,7 +69,7 @@ mod scenarios {
 
     /// BUG: as [`Silent`], with a subscription whose destructor panics: the scenario's record
     /// holds the last reference, so it is dropped while the deadlock unwinds: a panic during a
-    /// panic, which aborts the process.
+    /// panic.
     struct SilentPanicsWhenDropped;
 
     impl Publisher<u64> for SilentPanicsWhenDropped {
@@ -97,7 +98,7 @@ mod scenarios {
 
     impl Publisher<u64> for LostWakeUp {
         fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
-            let parked = Arc::new(Parked {
+            let parked = std::sync::Arc::new(Parked {
                 woken: Mutex::new(false),
                 wake: Condvar::new(),
             });
@@ -210,37 +211,45 @@ mod scenarios {
             "every broken publisher must fail",
             &text,
         )?;
-        // The deadlock, in a process that survives it: the in-process outcome.
-        let silent = failure(&text, "silent")?;
-        expect(
-            silent.starts_with(NEVER_CAME),
-            "a deadlock's failure opens with what never happened",
-            silent,
-        )?;
-        expect(
-            silent.contains("deadlock; threads ="),
-            "then loom's words",
-            silent,
-        )?;
-        // The deadlock with the publisher's thread suspended, and the one that panics in a
-        // destructor as it unwinds: the failure still opens with what never happened, ahead
-        // of whatever the process printed before it ended.
-        for implementation in ["lost_wake_up", "panics_when_dropped"] {
+        // A deadlock aborts the scenario's process (loom's objects are dropped outside the
+        // model as it unwinds), with the publisher's thread suspended or without: the failure
+        // opens with what never happened all the same, ahead of the end of the process's
+        // output (a thread dump and backtraces, longer than the part quoted).
+        for implementation in ["silent", "lost_wake_up", "panics_when_dropped"] {
             let message = failure(&text, implementation)?;
             expect(
                 message.starts_with(NEVER_CAME),
                 &format!("{implementation}: the failure opens with what never happened"),
                 message,
             )?;
+            expect(
+                message.contains("the test's process ended without an outcome"),
+                &format!("{implementation}: the process aborted"),
+                message,
+            )?;
         }
+        // A destructor of the implementation that panics as the deadlock unwinds: noted right
+        // after what never happened (and nothing so for the others: loom's own panics while
+        // it tears the model down are not the implementation's).
         let dropped = failure(&text, "panics_when_dropped")?;
         expect(
-            dropped.contains("the test's process ended without an outcome")
-                && dropped.contains("the subscription's destructor panicked"),
-            "the destructor's panic aborted the process, and the failure quotes it after the \
-             note",
+            dropped.starts_with(&format!(
+                "{NEVER_CAME} (a request made while another thread was emitting was lost?) \
+                 (loom found an interleaving in which this never happens); then, as the \
+                 deadlock unwound, a panic: the subscription's destructor panicked (test \
+                 publisher) (at tck/tests/loom_report_self_test.rs:"
+            )),
+            "the destructor's panic, noted after what never happened",
             dropped,
         )?;
+        for implementation in ["silent", "lost_wake_up"] {
+            let message = failure(&text, implementation)?;
+            expect(
+                !message.contains("as the deadlock unwound"),
+                &format!("{implementation}: no panic of the implementation's is noted"),
+                message,
+            )?;
+        }
         // The std thread: that is the failure, not the deadlock it leads to.
         let std_thread = failure(&text, "std_thread")?;
         expect(

@@ -176,6 +176,14 @@ use crate::suite::{specs, Suite, TestSpec};
 /// When the deadlock aborts the process, the harness still puts this line first.
 pub const DEADLOCKED: &str = "deadlocked while waiting: ";
 
+/// Whether a scenario's failure `detail` opens with its cause, which names the rule when
+/// there is one: what a deadlock never brought ([`DEADLOCKED`]), or a signal from a thread
+/// loom does not know (no rule is broken: the scenario cannot check the publisher). The
+/// harness then shows it without the scenario's rule in front.
+pub(crate) fn opens_with_its_cause(detail: &str) -> bool {
+    detail.starts_with(DEADLOCKED) || record::opens_with_a_foreign_thread(detail)
+}
+
 /// The verification name of [`verify_publisher`]'s suite.
 pub const PUBLISHER: &str = "loom_publisher";
 
