@@ -2,7 +2,8 @@
 # Runs the loom suites: rs-impl's models of its building blocks (each with its broken twins,
 # which loom must reject), rs-tck's loom mode applied to every registered implementation
 # (tck/tests/loom.rs: one test per scenario, each in a child process), and the loom mode's
-# self-tests (tck/tests/loom_self_test.rs: broken implementations each scenario must reject),
+# self-tests (tck/tests/loom_self_test.rs: broken implementations each scenario must reject;
+# tck/tests/loom_report_self_test.rs: how their failures read through the harness),
 # and rs-impl/tests/facade.rs, which uses every item of the loom facade (so that the facade
 # stays one API in both builds).
 #
@@ -18,7 +19,8 @@ export RUSTFLAGS="${RUSTFLAGS:-} --cfg rs_loom"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export LOOM_MAX_BRANCHES="${LOOM_MAX_BRANCHES:-10000}"
 
-cargo test --release -j "${JOBS:-2}" -p rs-impl -p rs-tck --test loom --test loom_self_test --test facade \
+cargo test --release -j "${JOBS:-2}" -p rs-impl -p rs-tck --test loom --test loom_self_test \
+  --test loom_report_self_test --test facade \
   -- --test-threads=1 --skip "source::push" "$@"
 
 # The TCK's loom scenarios over the push source fed by a producer thread add a fourth thread

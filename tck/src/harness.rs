@@ -107,10 +107,12 @@ fn completion(test: &Test, o: TestOutcome) -> Result<Completion, Failed> {
 }
 
 /// A failure as `cargo test` shows it: the detail, after the test's rule unless the detail
-/// already opens with the rule it found broken (`rule 3.6: …` in a 3.12 scenario), or the test
-/// has no rule (setup tests, bounded buffering): never `rule 1.3: rule 1.3: …`.
+/// already opens with the rule it found broken (`rule 3.6: …` in a 3.12 scenario) or with a
+/// loom scenario's cause (what a deadlock never brought, which names its rule:
+/// [`DEADLOCKED`](crate::loom::DEADLOCKED); a publisher on a thread loom cannot see), or the
+/// test has no rule (setup tests, bounded buffering): never `rule 1.3: rule 1.3: …`.
 fn failure_message(rule: &str, detail: &str) -> String {
-    if detail.starts_with("rule ") || rule.is_empty() {
+    if detail.starts_with("rule ") || crate::loom::opens_with_its_cause(detail) || rule.is_empty() {
         detail.to_owned()
     } else {
         format!(

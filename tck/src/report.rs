@@ -173,12 +173,17 @@ pub fn write_tables(out: &mut dyn Write, records: &[Record]) -> io::Result<()> {
     Ok(())
 }
 
+/// The widest a line of the summary ([`write_summary`]) is, in characters: longer names and
+/// messages are cut (with `…`) to fit.
+pub const SUMMARY_WIDTH: usize = 120;
+
 /// The widest an implementation's name is shown in the summary (longer names are cut, with
 /// `…`).
 const SUMMARY_NAME_WIDTH: usize = 44;
 
-/// How much of a first failure's message, or of a note, the summary shows.
-const SUMMARY_MESSAGE_WIDTH: usize = 110;
+/// The widest a failing test's name is shown in the summary, so that the start of its message
+/// fits on the line too (test names run to 150 characters).
+const SUMMARY_TEST_WIDTH: usize = 48;
 
 fn cut(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -190,12 +195,24 @@ fn cut(text: &str, width: usize) -> String {
     }
 }
 
+/// `head` then `name: message`, within [`SUMMARY_WIDTH`]: the name cut to
+/// [`SUMMARY_TEST_WIDTH`] when the whole does not fit, the message to what is left.
+fn fit(head: &str, name: &str, message: &str) -> String {
+    let line = format!("{head}{name}: {message}");
+    if line.chars().count() <= SUMMARY_WIDTH {
+        return line;
+    }
+    let name = cut(name, SUMMARY_TEST_WIDTH);
+    cut(&format!("{head}{name}: {message}"), SUMMARY_WIDTH)
+}
+
 /// Writes the one-screen summary: a line per implementation (over all its verifications) with
 /// its passed, failed and skipped tests — the skips the types decide and the untested rules in
 /// columns of their own, apart from the skips that configuration or an unmet optional
 /// requirement cause — and under it, indented, its first failure (verification, test and the
 /// start of the message), its known failures, and the note that its multicast checks were
-/// skipped for want of a declaration. The runner's default on a terminal; the full table is
+/// skipped for want of a declaration. No line is wider than [`SUMMARY_WIDTH`]: a long name or
+/// message is cut, with `…`. The runner's default on a terminal; the full table is
 /// [`write_tables`].
 ///
 /// # Errors
@@ -270,10 +287,11 @@ pub fn write_summary(out: &mut dyn Write, records: &[Record]) -> io::Result<()> 
             };
             writeln!(
                 out,
-                "    first failure{more}: {}",
-                cut(
-                    &format!("{}::{}: {}", f.verification, f.test, f.detail),
-                    SUMMARY_MESSAGE_WIDTH
+                "{}",
+                fit(
+                    &format!("    first failure{more}: "),
+                    &format!("{}::{}", f.verification, f.test),
+                    &f.detail
                 )
             )?;
         }
@@ -283,10 +301,10 @@ pub fn write_summary(out: &mut dyn Write, records: &[Record]) -> io::Result<()> 
         {
             writeln!(
                 out,
-                "    known failure: {}",
+                "{}",
                 cut(
-                    &format!("{}::{}", k.verification, k.test),
-                    SUMMARY_MESSAGE_WIDTH
+                    &format!("    known failure: {}::{}", k.verification, k.test),
+                    SUMMARY_WIDTH
                 )
             )?;
         }
@@ -295,8 +313,15 @@ pub fn write_summary(out: &mut dyn Write, records: &[Record]) -> io::Result<()> 
         }) {
             writeln!(
                 out,
-                "    note: {}: max_supported_subscribers undeclared, its multicast checks skipped",
-                d.verification
+                "{}",
+                cut(
+                    &format!(
+                        "    note: {}: max_supported_subscribers undeclared, its multicast \
+                         checks skipped",
+                        d.verification
+                    ),
+                    SUMMARY_WIDTH
+                )
             )?;
         }
     }

@@ -75,41 +75,118 @@ pub enum Report {
     Summary,
 }
 
-/// The command line of a runner binary: `[--full | --summary] [--json FILE] [--threads N]
-/// [FILTER]`. Runs `suites` (those whose `implementation::verification::test` name contains
-/// FILTER) and prints the one-screen summary (the default on a terminal) or a table per
-/// implementation (`--full`, the default otherwise) and, last, `N passed, N failed, N skipped`
-/// (untested counted as skipped) in both; writes the records as JSON to FILE if asked. Returns
-/// failure if any test failed, 2 on a bad command line.
-pub fn main(suites: Vec<Suite>) -> ExitCode {
-    let mut json: Option<PathBuf> = None;
-    let mut threads = 8usize;
-    let mut filter: Option<String> = None;
-    let mut report = if std::io::stdout().is_terminal() {
-        Report::Summary
-    } else {
-        Report::Full
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--json" => match args.next() {
-                Some(f) => json = Some(PathBuf::from(f)),
-                None => return usage("--json needs a file name"),
-            },
-            "--threads" => match args.next().and_then(|n| n.parse().ok()) {
-                Some(n) => threads = n,
-                None => return usage("--threads needs a number"),
-            },
-            "--full" => report = Report::Full,
-            "--summary" => report = Report::Summary,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
+impl Report {
+    /// The report to print: the one a flag asked for (`--full`, `--summary`: `flag`), else
+    /// the one-screen summary on a terminal and the full table otherwise (a file, a pipe, a
+    /// CI log, where every reason should be kept).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::runner::Report;
+    /// assert_eq!(Report::choose(true, None), Report::Summary);
+    /// assert_eq!(Report::choose(false, None), Report::Full);
+    /// assert_eq!(Report::choose(true, Some(Report::Full)), Report::Full);
+    /// ```
+    pub fn choose(stdout_is_terminal: bool, flag: Option<Report>) -> Report {
+        flag.unwrap_or(if stdout_is_terminal {
+            Report::Summary
+        } else {
+            Report::Full
+        })
+    }
+}
+
+/// The runner's command line, parsed ([`CommandLine::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    /// What to print before the totals.
+    pub report: Report,
+    /// Where to write the JSON records, if anywhere.
+    pub json: Option<PathBuf>,
+    /// Worker threads.
+    pub threads: usize,
+    /// The part of `implementation::verification::test` names to keep.
+    pub filter: Option<String>,
+    /// `-h` or `--help`: print [`USAGE`] and run nothing.
+    pub help: bool,
+}
+
+impl CommandLine {
+    /// Parses `args` (without the program name) as [`USAGE`] says; `stdout_is_terminal`
+    /// picks the default report ([`Report::choose`]). The last of `--full` and `--summary`
+    /// wins.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong with the command line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_tck::runner::{CommandLine, Report};
+    /// let c = CommandLine::parse(["--threads", "2", "spec101"].map(String::from), true).unwrap();
+    /// assert_eq!((c.report, c.threads, c.filter.as_deref()), (Report::Summary, 2, Some("spec101")));
+    /// assert!(CommandLine::parse(["--json".to_owned()], true).is_err());
+    /// ```
+    pub fn parse(
+        args: impl IntoIterator<Item = String>,
+        stdout_is_terminal: bool,
+    ) -> Result<CommandLine, String> {
+        let mut json: Option<PathBuf> = None;
+        let mut threads = 8usize;
+        let mut filter: Option<String> = None;
+        let mut flag: Option<Report> = None;
+        let mut help = false;
+        let mut args = args.into_iter();
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--json" => match args.next() {
+                    Some(f) => json = Some(PathBuf::from(f)),
+                    None => return Err("--json needs a file name".to_owned()),
+                },
+                "--threads" => match args.next().and_then(|n| n.parse().ok()) {
+                    Some(n) => threads = n,
+                    None => return Err("--threads needs a number".to_owned()),
+                },
+                "--full" => flag = Some(Report::Full),
+                "--summary" => flag = Some(Report::Summary),
+                "-h" | "--help" => help = true,
+                f if !f.starts_with('-') && filter.is_none() => filter = Some(f.to_owned()),
+                other => return Err(format!("unknown argument {other}")),
             }
-            f if !f.starts_with('-') && filter.is_none() => filter = Some(f.to_owned()),
-            other => return usage(&format!("unknown argument {other}")),
         }
+        Ok(CommandLine {
+            report: Report::choose(stdout_is_terminal, flag),
+            json,
+            threads,
+            filter,
+            help,
+        })
+    }
+}
+
+/// The command line of a runner binary: `[--full | --summary] [--json FILE] [--threads N]
+/// [FILTER]` ([`CommandLine::parse`]). Runs `suites` (those whose
+/// `implementation::verification::test` name contains FILTER) and prints the one-screen
+/// summary (the default on a terminal) or a table per implementation (`--full`, the default
+/// otherwise) and, last, `N passed, N failed, N skipped` (untested counted as skipped) in
+/// both; writes the records as JSON to FILE if asked. Returns failure if any test failed, 2 on
+/// a bad command line.
+pub fn main(suites: Vec<Suite>) -> ExitCode {
+    let CommandLine {
+        report,
+        json,
+        threads,
+        filter,
+        help,
+    } = match CommandLine::parse(std::env::args().skip(1), std::io::stdout().is_terminal()) {
+        Ok(c) => c,
+        Err(problem) => return usage(&problem),
+    };
+    if help {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
     }
 
     let mut suites = suites;
@@ -150,17 +227,15 @@ pub fn main(suites: Vec<Suite>) -> ExitCode {
     let _ = writeln!(
         out,
         "\n{} suite(s), {} test(s); skipped counts the {} decided by the types and the {} \
-         untested{}",
+         untested",
         suites.len(),
         records.len(),
         by_types,
         totals.untested,
-        if report == Report::Summary {
-            "; --full lists every test with its reason"
-        } else {
-            ""
-        }
     );
+    if report == Report::Summary {
+        let _ = writeln!(out, "--full lists every test with its reason");
+    }
     let _ = writeln!(out, "{}", totals.summary_line());
     if totals.failed > 0 {
         ExitCode::FAILURE

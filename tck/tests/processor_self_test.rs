@@ -15,7 +15,8 @@ mod support;
 
 use rs_tck::hints;
 use rs_tck::outcome::Outcome;
-use rs_tck::processor::{self, UpstreamErrorPolicy};
+use rs_tck::processor::{self, IdentityProcessorVerification, UpstreamErrorPolicy};
+use support::broken_multicast::{BrokenMulticastProcessor, MulticastKnobs};
 use support::broken_processor::{BrokenIdentity, ProcKnobs};
 use support::broken_publisher::{Broken, Knobs};
 use support::broken_subscriber::SubKnobs;
@@ -50,6 +51,12 @@ fn prock(f: impl FnOnce(&mut ProcKnobs)) -> BrokenIdentity {
     }
 }
 
+fn multicast(f: impl FnOnce(&mut MulticastKnobs)) -> BrokenMulticastProcessor {
+    let mut k = MulticastKnobs::default();
+    f(&mut k);
+    BrokenMulticastProcessor(k)
+}
+
 fn failedk(f: impl FnOnce(&mut Knobs)) -> BrokenIdentity {
     let mut k = Knobs::default();
     f(&mut k);
@@ -69,10 +76,10 @@ fn hooks(f: impl FnOnce(&mut Broken)) -> BrokenIdentity {
     }
 }
 
-fn check_case(
+fn check_case<V: IdentityProcessorVerification>(
     check: &str,
     expect: Expect,
-    v: BrokenIdentity,
+    v: V,
     needles: &[&str],
     hint: Option<&str>,
 ) {
@@ -149,8 +156,10 @@ should_fail! {
         optional_spec111_multicast_must_produce_the_same_elements_in_the_same_sequence_to_all_of_its_subscribers_when_requesting_many_upfront_and_complete_as_expected, Fail, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received", "required"];
     p_spec111_keep_receiving_should_fail_by_dropping_the_earlier_subscriber:
         optional_spec111_multicast_earlier_subscribers_must_keep_receiving_after_later_ones_join, Fail, pubk(|k| k.drop_earlier_subscriber_on_join = true), ["rule 1.11", "subscriber 1 must keep receiving", "required"];
-    p_spec111_growth_should_fail_by_a_different_sequence_per_subscriber:
-        required_spec111_multicast_must_deliver_every_element_to_every_subscriber_while_its_buffer_grows, Fail, pubk(|k| k.per_subscriber_sequence = true), ["rule 1.11", "subscriber 2 received element #1"];
+    // A ring that grows by copying its slots as they lie: the readers behind the wrap point
+    // read the wrong elements (the fault shows only while the ring grows).
+    p_spec111_growth_should_fail_by_growing_without_unwrapping:
+        required_spec111_multicast_must_deliver_every_element_to_every_subscriber_while_its_buffer_grows, Fail, multicast(|k| k.grow_without_unwrapping = true), ["rule 1.11", "subscriber 2 received element #"];
     p_spec213_on_subscribe_should_fail_by_signalling_after_the_panic:
         required_spec213_must_treat_a_subscriber_that_panics_in_on_subscribe_as_cancelled, Fail, pubk(|k| k.swallow_subscriber_panics = true), ["rule 2.13", "after its on_subscribe panicked"];
     p_spec213_on_next_should_fail_by_signalling_after_the_panic:
@@ -337,4 +346,63 @@ fn a_unicast_declaration_skips_the_multicast_checks() {
         assert_eq!(o.outcome, Outcome::Skipped, "{}: {o:?}", t.name);
         assert!(o.detail.contains("declares at most 1"), "{}: {o:?}", t.name);
     }
+}
+
+/// The growth case's processor (a shared ring that starts at 4 and grows to its buffer) is
+/// correct with every knob off: it passes the growth check, as it does the other multicast
+/// checks. With its ring broken (grown without unwrapping), it still passes those others —
+/// they stay within its first sizes, or grow it before the readers spread — and fails only
+/// where the ring grows under readers at different positions: the should-fail case is about
+/// growth, nothing else.
+#[test]
+fn the_growth_case_fails_for_growth_alone() {
+    const GROWTH: &str =
+        "required_spec111_multicast_must_deliver_every_element_to_every_subscriber_while_its_buffer_grows";
+    let others: Vec<&str> = processor::verify("names", BrokenMulticastProcessor::default())
+        .tests
+        .iter()
+        .filter(|t| t.rule == "1.11" && t.name != GROWTH)
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(others.len(), 7, "{others:?}");
+    let correct = processor::verify("correct", BrokenMulticastProcessor::default());
+    let broken = processor::verify("broken", multicast(|k| k.grow_without_unwrapping = true));
+    for name in others.iter().chain([&GROWTH]) {
+        let o = correct.test(name).unwrap().run();
+        assert_eq!(o.outcome, Outcome::Passed, "correct, {name}: {o:?}");
+    }
+    for name in &others {
+        let o = broken.test(name).unwrap().run();
+        assert_eq!(o.outcome, Outcome::Passed, "broken, {name}: {o:?}");
+    }
+}
+
+/// Issue 21, item 3: a processor that declares no buffer bound has the bounded-buffering check
+/// skipped, with the reason naming the setting to declare.
+#[test]
+fn a_processor_without_a_declared_buffer_bound_is_skipped_saying_so() {
+    struct Undeclared;
+    impl IdentityProcessorVerification for Undeclared {
+        type Item = u64;
+        fn create_identity_processor(
+            &self,
+            buffer_size: usize,
+        ) -> impl rs_api::Processor<u64, u64> + Clone + Send + 'static {
+            rs_impl::processor::IdentityProcessor::new(buffer_size)
+        }
+        fn create_element(&self, element: u64) -> u64 {
+            element
+        }
+        fn max_buffered_elements(&self, _buffer_size: usize) -> rs_tck::publisher::BufferBound {
+            rs_tck::publisher::BufferBound::Undeclared
+        }
+    }
+    let o = processor::verify("undeclared", Undeclared)
+        .test("required_must_not_request_more_from_upstream_than_the_declared_buffer_holds")
+        .unwrap()
+        .run();
+    assert_eq!(o.outcome, Outcome::Skipped, "{o:?}");
+    assert!(o.detail.contains("declares no buffer bound"), "{o:?}");
+    assert!(o.detail.contains("max_buffered_elements"), "{o:?}");
+    assert!(!o.detail.contains("not built on an upstream"), "{o:?}");
 }

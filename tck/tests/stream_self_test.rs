@@ -1,6 +1,9 @@
 //! Self-tests of the Publisher → `Stream` bridge verification (`rs_tck::stream`): the correct
-//! test bridge and the built-in `to_stream` pass every check; for every check, a broken bridge
-//! (`support/broken_stream.rs`) makes it fail with the rule and the reason.
+//! test bridge passes every check; for every check, a broken bridge
+//! (`support/broken_stream.rs`) makes it fail with the rule and the reason. The built-in
+//! `to_stream` is verified through the registry (`compat::to_stream(8)` and `(1)` in
+//! `tck/src/bin/rs-tck/registry/compat.rs`), and `publisher_self_test.rs`'s
+//! `the_built_in_publishers_pass` asserts that every check of it passes.
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 

@@ -91,7 +91,9 @@
 //! (not 1.1: the scenario knows which requests came after the cancel). Other failures come from
 //! loom itself: a *deadlock* means that something the scenario waits for never came in that
 //! interleaving, and the failure says what, with its rule (an element, 3.8; the terminal
-//! signal, 1.5 or 3.9; the publisher dropping the subscriber after cancel, 3.13). When the
+//! signal, 1.5 or 3.9; the publisher dropping the subscriber after cancel, 3.13):
+//! `deadlocked while waiting: rule 3.8: only some of the 3 elements requested arrived …`
+//! ([`DEADLOCKED`]). When the
 //! failure aborts the process (a deadlock while other model threads are suspended, a panic in a
 //! destructor), the scenario notes what never happened, and the violation, on lines of their
 //! own ([`NOTE_PREFIX`](crate::harness::NOTE_PREFIX)), and the harness puts them first in the
@@ -167,6 +169,20 @@ use crate::processor::{AsBlackbox, AsPublisher, IdentityProcessorVerification};
 use crate::publisher::PublisherVerification;
 use crate::subscriber::SubscriberBlackboxVerification;
 use crate::suite::{specs, Suite, TestSpec};
+
+/// How a scenario's failure opens when loom found a deadlock: then what the scenario was
+/// waiting for, phrased as the failure if it never comes (it names the rule), e.g.
+/// `deadlocked while waiting: rule 3.8: only some of the 3 elements requested arrived …`.
+/// When the deadlock aborts the process, the harness still puts this line first.
+pub const DEADLOCKED: &str = "deadlocked while waiting: ";
+
+/// Whether a scenario's failure `detail` opens with its cause, which names the rule when
+/// there is one: what a deadlock never brought ([`DEADLOCKED`]), or a signal from a thread
+/// loom does not know (no rule is broken: the scenario cannot check the publisher). The
+/// harness then shows it without the scenario's rule in front.
+pub(crate) fn opens_with_its_cause(detail: &str) -> bool {
+    detail.starts_with(DEADLOCKED) || record::opens_with_a_foreign_thread(detail)
+}
 
 /// The verification name of [`verify_publisher`]'s suite.
 pub const PUBLISHER: &str = "loom_publisher";

@@ -12,6 +12,8 @@ use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rs_impl::loom::sync::{Arc, Condvar, Mutex};
 use rs_impl::loom::thread;
 
+use super::DEADLOCKED;
+
 /// A subscription that records what its subscriber did with it.
 #[derive(Debug, Default)]
 pub(super) struct Recording {
@@ -83,9 +85,10 @@ fn note(line: &str) {
 }
 
 /// Installs (once) a panic hook that, when loom reports a deadlock, prints what the scenario
-/// was waiting for, and for a violation (a panic whose message names a rule) prints that: each
-/// as a note that the harness puts first in the failure even when the panic aborts the process
-/// (the hook runs before any unwinding). Call it before each model: it also forgets the waits
+/// was waiting for (then any panic of the implementation's code as the deadlock unwinds: a
+/// destructor's, which aborts the process), and for a violation (a panic whose message names a
+/// rule) prints that: each as a note that the harness puts first in the failure even when the
+/// panic aborts the process (the hook runs before any unwinding). Call it before each model: it also forgets the waits
 /// and the foreign signal of the last one (the stacks of threads blocked in a deadlock are not
 /// unwound).
 pub(super) fn note_deadlocks() {
@@ -108,22 +111,82 @@ pub(super) fn note_deadlocks() {
                 .or_else(|| info.payload().downcast_ref::<&str>().copied())
                 .unwrap_or("");
             if message.starts_with(LOOM_DEADLOCK) {
-                if let Some(foreign) = lock_std(&FOREIGN).clone() {
-                    note(&foreign);
+                let mut waits: Vec<String> = Vec::new();
+                for w in lock_std(&WAITING).iter() {
+                    if !waits.contains(w) {
+                        waits.push(w.clone()); // one line for threads waiting alike
+                    }
                 }
-                let waits = lock_std(&WAITING).join("; ");
+                if waits.iter().any(|w| w == NO_ON_SUBSCRIBE) {
+                    await_foreign_on_subscribe();
+                }
+                if let Some(foreign) = lock_std(&FOREIGN).clone() {
+                    // The cause: what the scenario waits for then never comes because loom
+                    // cannot see the thread that would bring it (`rule 1.9: the publisher
+                    // never called on_subscribe`, when it did, from that thread): not noted.
+                    note(&foreign);
+                    return;
+                }
+                let waits = waits.join("; ");
                 if !waits.is_empty() {
                     note(&format!(
-                        "{waits} (loom found a deadlock: an interleaving in which this never \
+                        "{DEADLOCKED}{waits} (loom found an interleaving in which this never \
                          happens)"
                     ));
                     *lock_std(&DEADLOCKED_WAITING) = Some(waits);
                 }
             } else if message.starts_with("rule ") {
                 note(message);
+            } else if lock_std(&DEADLOCKED_WAITING).is_some() {
+                // A panic while the deadlock unwinds (a destructor's, which aborts the
+                // process): noted after what never happened. Loom's runtime and the standard
+                // library panic then too (loom's objects dropped outside the model, "panic in
+                // a destructor during cleanup"); those say nothing about the implementation.
+                let at = info.location();
+                let file = at.map_or("", |l| l.file());
+                if !file.contains("/loom-") && !file.starts_with("/rustc/") {
+                    note(&format!(
+                        "then, as the deadlock unwound, a panic: {message}{}",
+                        at.map(|l| format!(" (at {}:{})", l.file(), l.line()))
+                            .unwrap_or_default()
+                    ));
+                }
             }
         }));
     });
+}
+
+/// What the scenario waits for until the publisher calls `on_subscribe`.
+const NO_ON_SUBSCRIBE: &str = "rule 1.9: the publisher never called on_subscribe";
+
+/// How long a deadlock's report waits for a publisher's `on_subscribe` from a thread loom does
+/// not know, in polls of a millisecond (see [`await_foreign_on_subscribe`]).
+const FOREIGN_GRACE_POLLS: u32 = 2000;
+
+/// Called when loom found a deadlock while the scenario waits for `on_subscribe`: a publisher
+/// on a std thread may be about to call it from there — loom, which cannot see that thread,
+/// finds the deadlock as soon as the model's own threads all wait, often before the std thread
+/// has even started. Waits (2 s at most, on the failure's path only) for that call, so that
+/// the report names the std thread, the cause, rather than the wait it leaves unanswered.
+fn await_foreign_on_subscribe() {
+    for _ in 0..FOREIGN_GRACE_POLLS {
+        if lock_std(&FOREIGN).is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The words a signal from a thread loom does not know is reported with (see [`foreign`]).
+const FOREIGN_THREAD: &str = "from a thread loom does not know";
+
+/// Whether `detail` opens with the report of a signal from a thread loom does not know.
+pub(super) fn opens_with_a_foreign_thread(detail: &str) -> bool {
+    detail.starts_with("the publisher called ")
+        && detail
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains(FOREIGN_THREAD))
 }
 
 /// Whether the calling thread is one loom does not know (not the model's), in a loom build. The
@@ -139,8 +202,8 @@ fn foreign(signal: &str) -> bool {
     let mut first = lock_std(&FOREIGN);
     if first.is_none() {
         let line = format!(
-            "the publisher called {signal} from a thread loom does not know (a std::thread, or \
-             a thread pool's): loom can neither see nor explore what it does. Spawn the \
+            "the publisher called {signal} {FOREIGN_THREAD} (a std::thread, or a thread \
+             pool's): loom can neither see nor explore what it does. Spawn the \
              publisher's threads with rs_impl::loom::thread::spawn, and build its locks and \
              atomics on rs_impl::loom (or loom's types under cfg(rs_loom))"
         );
@@ -152,17 +215,18 @@ fn foreign(signal: &str) -> bool {
 
 /// A scenario's failure message for a panic with `message`: a signal from a thread loom does
 /// not know is reported as that first (what loom then reports follows from it); a deadlock
-/// found by loom is reported as what the scenario was waiting for (which names the rule), then
-/// loom's words.
+/// found by loom is reported as what the scenario was waiting for (which names the rule),
+/// after [`DEADLOCKED`], then loom's words.
 pub(super) fn explain(message: String) -> String {
     let waits = lock_std(&DEADLOCKED_WAITING).take();
     if let Some(foreign) = lock_std(&FOREIGN).take() {
         return format!("{foreign} (then loom reported: {message})");
     }
     match waits {
-        Some(waits) if message.starts_with(LOOM_DEADLOCK) => {
-            format!("{waits} (loom found an interleaving in which it never happens: {message})")
-        }
+        Some(waits) if message.starts_with(LOOM_DEADLOCK) => format!(
+            "{DEADLOCKED}{waits} (loom found an interleaving in which it never happens: \
+             {message})"
+        ),
         _ => message,
     }
 }
@@ -269,9 +333,7 @@ impl Record {
 
     /// The subscription, once `on_subscribe` came.
     pub(super) fn wait_subscription(&self) -> SubscriptionRef {
-        self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
-            p.subscription.clone()
-        })
+        self.wait_for(NO_ON_SUBSCRIBE, |p| p.subscription.clone())
     }
 
     /// Waits for the subscription, books `n` as requested (`request(0)` books nothing: it is
@@ -288,7 +350,7 @@ impl Record {
 
     /// Waits for the subscription, adds `n` to the count `book` picks, then requests `n`.
     fn book_and_request(&self, n: u64, book: impl Fn(&mut Progress) -> &mut u64) {
-        let s = self.wait_for("rule 1.9: the publisher never called on_subscribe", |p| {
+        let s = self.wait_for(NO_ON_SUBSCRIBE, |p| {
             let s = p.subscription.clone()?;
             let booked = book(p);
             *booked = booked.saturating_add(n);

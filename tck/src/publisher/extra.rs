@@ -331,8 +331,9 @@ pub(super) fn required_must_not_request_more_from_upstream_than_the_declared_buf
                 .create_publisher_on_upstream(0, &UpstreamTap::new())
                 .is_some();
             return Err(Stop::skipped(if built {
-                "the verification declares no buffer bound (max_buffered_from_upstream is \
-                 BufferBound::Undeclared): nothing to hold the implementation to"
+                "the verification declares no buffer bound (max_buffered_from_upstream, a \
+                 processor's max_buffered_elements, is BufferBound::Undeclared): nothing to hold \
+                 the implementation to"
             } else {
                 "the publisher is not built on an upstream the TCK can tap \
                  (create_publisher_on_upstream returns None, and no buffer bound is declared)"

@@ -5,20 +5,21 @@
 //!
 //! | implementation | verifications | notes |
 //! |---|---|---|
-//! | `island::Flow::from_iter(..).map` | publisher (cold: the 1.11 tests run) | elements produced inside the island, a fresh island per subscriber |
-//! | `island::Flow::from_publisher(range).filter.map` | publisher (cold: the 1.11 tests run) | a foreign publisher through the input buffer (16), a fresh island and range subscription per subscriber |
+//! | `island::Flow::from_iter(..).map` | publisher (cold: the 1.11 tests run) | elements produced inside the island, a fresh island per subscriber; not built on an upstream (bounded buffering skipped, saying so) |
+//! | `island::Flow::from_publisher(range).filter.map` | publisher (cold: the 1.11 tests run) | a foreign publisher through the input buffer, a fresh island and range subscription per subscriber; bounded buffering over a tapped range, declared bound [`DEFAULT_INPUT_BUFFER`] (16: the input buffer; the island itself holds nothing between its fused stages) |
 //! | `island::IslandProcessor(identity)` | identity processor | unicast: `max_supported_subscribers() = 1` |
 //! | `island::IslandProcessor(identity) input side` | subscriber whitebox, blackbox | the processor's subscriber half, its island draining into an unbounded `collect`; the puppet's `signal_cancel` cancels that downstream, which cancels upstream |
 
 use std::sync::OnceLock;
 
 use rs_api::{Error, Processor, Publisher, Subscriber};
-use rs_impl::flow::{Flow, FlowPublisher, FromBoundary, IslandProcessor};
+use rs_impl::flow::{Flow, FlowPublisher, FromBoundary, IslandProcessor, DEFAULT_INPUT_BUFFER};
 use rs_impl::island::Runtime;
 use rs_impl::source;
 use rs_impl::subscriber::{collect, Handle, RequestStrategy};
+use rs_tck::instruments::UpstreamTap;
 use rs_tck::processor::{self, IdentityProcessorVerification};
-use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
+use rs_tck::publisher::{self, BufferBound, PublisherVerification, SupportedSubscribers};
 use rs_tck::subscriber::{
     blackbox, whitebox, ProbeReporting, SubscriberBlackboxVerification, SubscriberPuppet,
     SubscriberWhiteboxVerification, WhiteboxSubscriberProbe,
@@ -33,6 +34,7 @@ pub(crate) fn suites() -> Vec<Suite> {
             ColdFlow {
                 make: from_iter,
                 fail: failed,
+                on_upstream: None,
             },
         ),
         publisher::verify(
@@ -40,6 +42,10 @@ pub(crate) fn suites() -> Vec<Suite> {
             ColdFlow {
                 make: from_publisher,
                 fail: failed,
+                on_upstream: Some(OnUpstream {
+                    make: from_publisher_on,
+                    bound: DEFAULT_INPUT_BUFFER as u64,
+                }),
             },
         ),
         processor::verify("island::IslandProcessor(identity)", IslandIdentity),
@@ -72,12 +78,27 @@ fn failed() -> FlowPublisher<u64> {
 
 /// A cold flow publisher as a publisher verification: `make(n)` builds the flow of `n`
 /// elements, `fail()` one that fails. Every subscription materialises its own islands, so the
-/// publisher declares multiple subscribers (the 1.11 tests are required). The island and
-/// boundary entries share it.
+/// publisher declares multiple subscribers (the 1.11 tests are required). A flow that reads a
+/// foreign publisher says how to build it on the TCK's tapped upstream, and what it may hold,
+/// for the bounded-buffering check (`on_upstream`; `None` for a flow whose elements are made
+/// inside it). The island and boundary entries share it.
 #[derive(Clone, Copy)]
 pub(super) struct ColdFlow {
     pub(super) make: fn(u64) -> FlowPublisher<u64>,
     pub(super) fail: fn() -> FlowPublisher<u64>,
+    pub(super) on_upstream: Option<OnUpstream>,
+}
+
+/// A flow built on a foreign publisher, for the bounded-buffering check.
+#[derive(Clone, Copy)]
+pub(super) struct OnUpstream {
+    /// The flow of `make(n)` (the same function builds both), with its `range(0..n)` passed
+    /// through the tap.
+    pub(super) make: fn(u64, &UpstreamTap) -> FlowPublisher<u64>,
+    /// What the flow's documented buffers hold at most: the input buffer of
+    /// `Flow::from_publisher` plus the ring of every async boundary (each side of one asks for
+    /// no more than the buffer or ring behind it has room for).
+    pub(super) bound: u64,
 }
 
 impl PublisherVerification for ColdFlow {
@@ -94,6 +115,19 @@ impl PublisherVerification for ColdFlow {
     fn max_supported_subscribers(&self) -> SupportedSubscribers {
         SupportedSubscribers::MANY
     }
+
+    fn create_publisher_on_upstream(
+        &self,
+        elements: u64,
+        tap: &UpstreamTap,
+    ) -> Option<impl Publisher<u64> + Send + 'static> {
+        self.on_upstream.map(|o| (o.make)(elements, tap))
+    }
+
+    fn max_buffered_from_upstream(&self) -> BufferBound {
+        self.on_upstream
+            .map_or(BufferBound::Undeclared, |o| BufferBound::AtMost(o.bound))
+    }
 }
 
 /// `Flow::from_iter(0..n).map(identity)`: elements made inside the island.
@@ -105,7 +139,19 @@ fn from_iter(elements: u64) -> FlowPublisher<u64> {
 
 /// `Flow::from_publisher(range(0..n)).filter(..).map(..)`: through the input side.
 fn from_publisher(elements: u64) -> FlowPublisher<u64> {
-    Flow::from_publisher(source::range(0..elements))
+    from_publisher_over(source::range(0..elements))
+}
+
+/// [`from_publisher`] with its range on the TCK's tap.
+fn from_publisher_on(elements: u64, tap: &UpstreamTap) -> FlowPublisher<u64> {
+    from_publisher_over(tap.publisher(source::range(0..elements)))
+}
+
+/// `Flow::from_publisher(upstream).filter(..).map(..)`.
+fn from_publisher_over(
+    upstream: impl Publisher<u64> + Send + Sync + 'static,
+) -> FlowPublisher<u64> {
+    Flow::from_publisher(upstream)
         .filter(|_| true)
         .map(|x| x)
         .into_publisher(runtime())

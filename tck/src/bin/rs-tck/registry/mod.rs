@@ -9,9 +9,9 @@
 //! | [`sources`] | `source::range`, `source::from_iter`, `source::from_fn`, `source::from_pull`, `source::empty` | publisher |
 //! | [`subscribers`] | `subscriber::collect(Unbounded)`, `(Prefetch(8))`, `(OneByOne)`, `subscriber::for_each(Prefetch(4))` | subscriber whitebox, blackbox |
 //! | [`processors`] | `processor::IdentityProcessor` | identity processor |
-//! | [`fanout`] | `fanout::channel`, `fanout::FanoutProcessor` | publisher (with the five multicast 1.11 tests), identity processor |
-//! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher, identity processor, subscriber whitebox, blackbox |
-//! | `boundary` (not in a loom build) | flows with `async_boundary()` (batched, unbatched, two boundaries), `IslandProcessor(async_boundary)`, `boundary::BoundarySubscriber` | publisher, identity processor, subscriber whitebox, blackbox |
+//! | [`fanout`] | `fanout::channel`, `fanout::channel_with(grow_from(2))` (a buffer that grows), `fanout::FanoutProcessor` | publisher (multicast declared: every 1.11 test required, buffer growth included), identity processor |
+//! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher (bounded buffering on the flow built on a publisher), identity processor, subscriber whitebox, blackbox |
+//! | `boundary` (not in a loom build) | flows with `async_boundary()` (batched, unbatched, two boundaries), `IslandProcessor(async_boundary)`, `boundary::BoundarySubscriber` | publisher (bounded buffering on the flow built on a publisher), identity processor, subscriber whitebox, blackbox |
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::to_stream(8)`, `(1)`; `compat::sink_subscriber`, `compat::from_async` | publisher; stream bridge; subscriber whitebox, blackbox, sink subscriber, async callback |
 //! | [`merge`] | `merge::merge`, `flat_map` (iterators, subscribed), `concat_map`; `observe_on`, `Flow::flat_map`, `Flow::observe_on` (not in a loom build) | publisher (loom for the plain ones); `Flow::flat_map(identity)`: identity processor |
