@@ -1,0 +1,207 @@
+//! One connection's shared state ([`Conn`]): the stream table, the outbound queue, the
+//! requester's view of the peer's LEASE, and the close that ends every stream; and the
+//! connection's tokio tasks: the reader ([`reader`]), the writer ([`writer`]) and the
+//! keepalive timer ([`keepalive`]).
+//!
+//! The shared state is plain synchronous code on the loom facade (the loom models drive it
+//! without tokio); only the tasks are tokio's.
+
+pub(crate) mod keepalive;
+pub(crate) mod reader;
+pub(crate) mod writer;
+
+use std::time::{Duration, Instant};
+
+use super::config::ConnectionConfig;
+use super::error::{ErrorCode, RSocketError};
+use super::frame::Frame;
+use super::outbox::{Out, Outbox};
+use super::table::{Role, Slot, StreamTable};
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::Mutex;
+
+/// The requester's view of the peer's LEASE (spec, "Lease Semantics").
+#[derive(Debug, Default)]
+pub(crate) struct LeaseState {
+    /// Requests need a LEASE: this side asked for leases in its SETUP, or the peer sent one.
+    pub(crate) enforced: bool,
+    /// Until when the last LEASE is valid.
+    pub(crate) expires: Option<Instant>,
+    /// Requests the last LEASE still allows.
+    pub(crate) remaining: u32,
+    /// Tasks waiting for the first LEASE (a client's `connect` with `lease` set).
+    pub(crate) waiters: Vec<std::task::Waker>,
+}
+
+impl LeaseState {
+    /// Takes one request from the lease, or says why not.
+    pub(crate) fn take(&mut self, now: Instant) -> Result<(), RSocketError> {
+        if !self.enforced {
+            return Ok(());
+        }
+        match self.expires {
+            None => Err(RSocketError::NoLease("no LEASE received yet".into())),
+            Some(t) if now >= t => Err(RSocketError::NoLease("the LEASE expired".into())),
+            Some(_) if self.remaining == 0 => {
+                Err(RSocketError::NoLease("the LEASE's requests are used up".into()))
+            }
+            Some(_) => {
+                self.remaining -= 1;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The LEASE this side granted the peer, as its responder enforces it.
+#[derive(Debug)]
+pub(crate) struct Granted {
+    /// Until when the last LEASE sent is valid.
+    pub(crate) expires: Instant,
+    /// Requests it still allows.
+    pub(crate) remaining: u32,
+}
+
+/// What one connection shares between its tasks and its streams.
+pub(crate) struct Conn {
+    pub(crate) role: Role,
+    pub(crate) config: ConnectionConfig,
+    pub(crate) table: StreamTable,
+    pub(crate) outbox: Outbox,
+    /// The peer's LEASE, for this side's requests.
+    pub(crate) lease: Mutex<LeaseState>,
+    /// The LEASE this side granted, for the peer's requests (`None`: no lease regime).
+    pub(crate) granted: Mutex<Option<Granted>>,
+    closed: AtomicBool,
+    /// When the connection started: the base of `last_seen`.
+    epoch: Instant,
+    /// Milliseconds since `epoch` when the last frame arrived.
+    last_seen: AtomicU64,
+    /// The reader task, aborted by `close` (it may be parked on a socket that never wakes).
+    #[cfg(not(rs_loom))]
+    reader_task: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("role", &self.role)
+            .field("streams", &self.table.len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Conn {
+    pub(crate) fn new(role: Role, config: ConnectionConfig) -> Self {
+        Conn {
+            role,
+            table: StreamTable::new(role, config.max_streams),
+            outbox: Outbox::new(),
+            config,
+            lease: Mutex::new(LeaseState::default()),
+            granted: Mutex::new(None),
+            closed: AtomicBool::new(false),
+            epoch: Instant::now(),
+            last_seen: AtomicU64::new(0),
+            #[cfg(not(rs_loom))]
+            reader_task: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The reason the connection closed, once it has.
+    pub(crate) fn close_reason(&self) -> Option<RSocketError> {
+        self.table.closed()
+    }
+
+    /// Records that a frame arrived now.
+    pub(crate) fn seen(&self) {
+        let ms = self.epoch.elapsed().as_millis() as u64;
+        self.last_seen.store(ms, Ordering::Relaxed);
+    }
+
+    /// How long since the last frame arrived.
+    pub(crate) fn silence(&self) -> Duration {
+        let last = Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
+        self.epoch.elapsed().saturating_sub(last)
+    }
+
+    #[cfg(not(rs_loom))]
+    pub(crate) fn set_reader_task(&self, task: tokio::task::AbortHandle) {
+        *self.reader_task.lock() = Some(task);
+    }
+
+    /// Closes the connection once: every stream ends with `reason` (subscribers get
+    /// `on_error`, local publishers are cancelled), the writer sends `last` (if any) and
+    /// shuts the socket, the reader stops.
+    pub(crate) fn close(&self, reason: RSocketError, last: Option<Frame>) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let slots = self.table.close(reason.clone());
+        let dropped = self.outbox.close(last);
+        drop(dropped);
+        for slot in slots {
+            end_slot(slot, &reason);
+        }
+        #[cfg(not(rs_loom))]
+        if let Some(task) = self.reader_task.lock().take() {
+            task.abort();
+        }
+    }
+
+    /// Closes the connection for a protocol error: `ERROR[code]` on stream 0, then the end.
+    pub(crate) fn fail(&self, code: ErrorCode, message: String) {
+        let frame = Frame::Error {
+            id: 0,
+            code,
+            data: message.clone().into(),
+        };
+        self.close(RSocketError::remote(code, message), Some(frame));
+    }
+
+    /// Sends a LEASE of `grant` and enforces it from now on.
+    pub(crate) fn grant_lease(&self, grant: &super::config::LeaseGrant) {
+        *self.granted.lock() = Some(Granted {
+            expires: Instant::now() + grant.ttl,
+            remaining: grant.requests,
+        });
+        self.send(keepalive::lease_frame(grant));
+    }
+
+    /// The responder's lease check for one of the peer's requests: `false` when no LEASE of
+    /// this side allows it (the request is then answered `ERROR[REJECTED]`).
+    pub(crate) fn admit(&self) -> bool {
+        let mut g = self.granted.lock();
+        match g.as_mut() {
+            None => true,
+            Some(l) if l.remaining > 0 && Instant::now() < l.expires => {
+                l.remaining -= 1;
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// Queues a frame of a stream (bounded by the stream: one per stream and event).
+    pub(crate) fn send(&self, frame: Frame) {
+        self.outbox.push(Out::Frame(frame));
+    }
+}
+
+/// Ends every part of a slot with `error` (the connection closed, or the peer's ERROR).
+pub(crate) fn end_slot(slot: Slot, error: &RSocketError) {
+    if let Some(inbound) = slot.inbound {
+        inbound.fail(error.clone().into());
+    }
+    if let Some(pump) = slot.outbound {
+        pump.cancel();
+    }
+    if let Some(response) = slot.response {
+        response.fail(error.clone());
+    }
+}
