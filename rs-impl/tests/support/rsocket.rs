@@ -16,18 +16,18 @@ use rs_impl::rsocket::{Payload, Router, Server, ServerConfig, ServerHandle};
 
 /// How long a test waits for something that must happen (a bound against hangs, not a
 /// measurement).
-pub const PATIENCE: Duration = Duration::from_secs(20);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
 /// What a [`Probe`] saw.
 #[derive(Debug)]
-pub enum Ev {
+pub(crate) enum Ev {
     Next(Payload),
     Complete,
     Error(Error),
 }
 
 /// A subscriber driven by hand.
-pub struct Probe {
+pub(crate) struct Probe {
     tx: Sender<Ev>,
     sub: Arc<Mutex<Option<SubscriptionRef>>>,
     dropped: Arc<AtomicBool>,
@@ -40,13 +40,13 @@ impl Drop for Probe {
 }
 
 /// The test's side of a [`Probe`].
-pub struct ProbeHandle {
+pub(crate) struct ProbeHandle {
     rx: Receiver<Ev>,
     sub: Arc<Mutex<Option<SubscriptionRef>>>,
-    pub dropped: Arc<AtomicBool>,
+    pub(crate) dropped: Arc<AtomicBool>,
 }
 
-pub fn probe() -> (Probe, ProbeHandle) {
+pub(crate) fn probe() -> (Probe, ProbeHandle) {
     let (tx, rx) = channel();
     let sub = Arc::new(Mutex::new(None));
     let dropped = Arc::new(AtomicBool::new(false));
@@ -76,16 +76,16 @@ impl Subscriber<Payload> for Probe {
 }
 
 impl ProbeHandle {
-    pub fn request(&self, n: u64) {
+    pub(crate) fn request(&self, n: u64) {
         let s = self.sub.lock().unwrap().clone().expect("subscribed");
         s.request(n);
     }
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         let s = self.sub.lock().unwrap().clone().expect("subscribed");
         s.cancel();
     }
     /// The next event.
-    pub fn next(&self) -> Ev {
+    pub(crate) fn next(&self) -> Ev {
         match self.rx.recv_timeout(PATIENCE) {
             Ok(e) => e,
             Err(RecvTimeoutError::Timeout) => panic!("no signal within {PATIENCE:?}"),
@@ -93,7 +93,7 @@ impl ProbeHandle {
         }
     }
     /// The next `n` elements, as text.
-    pub fn take(&self, n: usize) -> Vec<String> {
+    pub(crate) fn take(&self, n: usize) -> Vec<String> {
         (0..n)
             .map(|_| match self.next() {
                 Ev::Next(p) => p.data_utf8().unwrap().to_owned(),
@@ -102,7 +102,7 @@ impl ProbeHandle {
             .collect()
     }
     /// Events already received, without waiting.
-    pub fn pending(&self) -> Vec<Ev> {
+    pub(crate) fn pending(&self) -> Vec<Ev> {
         self.rx.try_iter().collect()
     }
 }
@@ -110,11 +110,11 @@ impl ProbeHandle {
 /// A publisher of `"0"`, `"1"`, … (`limit` elements, or endless) that counts what it
 /// emitted, what it was asked for, and whether it was cancelled.
 #[derive(Clone, Default)]
-pub struct Counting {
-    pub produced: Arc<AtomicU64>,
-    pub requested: Arc<AtomicU64>,
-    pub cancelled: Arc<AtomicBool>,
-    pub limit: Option<u64>,
+pub(crate) struct Counting {
+    pub(crate) produced: Arc<AtomicU64>,
+    pub(crate) requested: Arc<AtomicU64>,
+    pub(crate) cancelled: Arc<AtomicBool>,
+    pub(crate) limit: Option<u64>,
 }
 
 struct CountOnNext {
@@ -169,7 +169,7 @@ impl Publisher<Payload> for Counting {
 }
 
 /// A multi-thread runtime and a server with `router` on loopback.
-pub fn serve(router: Router, config: ServerConfig) -> (tokio::runtime::Runtime, ServerHandle) {
+pub(crate) fn serve(router: Router, config: ServerConfig) -> (tokio::runtime::Runtime, ServerHandle) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -185,7 +185,7 @@ pub fn serve(router: Router, config: ServerConfig) -> (tokio::runtime::Runtime, 
 // --- raw frames
 
 /// A frame with its length prefix.
-pub fn frame(id: u32, ty: u8, flags: u16, body: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(id: u32, ty: u8, flags: u16, body: &[u8]) -> Vec<u8> {
     let len = 6 + body.len();
     let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8];
     f.extend_from_slice(&id.to_be_bytes());
@@ -195,11 +195,11 @@ pub fn frame(id: u32, ty: u8, flags: u16, body: &[u8]) -> Vec<u8> {
 }
 
 /// SETUP 1.0 with the given keepalive interval and max lifetime (ms) and MIME types.
-pub fn setup_frame(keepalive_ms: u32, lifetime_ms: u32, mime: &[u8]) -> Vec<u8> {
+pub(crate) fn setup_frame(keepalive_ms: u32, lifetime_ms: u32, mime: &[u8]) -> Vec<u8> {
     setup_with(1, keepalive_ms, lifetime_ms, 0, mime)
 }
 
-pub fn setup_with(major: u16, keepalive_ms: u32, lifetime_ms: u32, flags: u16, mime: &[u8]) -> Vec<u8> {
+pub(crate) fn setup_with(major: u16, keepalive_ms: u32, lifetime_ms: u32, flags: u16, mime: &[u8]) -> Vec<u8> {
     let mut b = Vec::new();
     b.extend_from_slice(&major.to_be_bytes());
     b.extend_from_slice(&0u16.to_be_bytes());
@@ -217,7 +217,7 @@ pub fn setup_with(major: u16, keepalive_ms: u32, lifetime_ms: u32, flags: u16, m
 }
 
 /// A request with routing metadata for `route`.
-pub fn request(ty: u8, id: u32, n: Option<u32>, route: &str, data: &[u8]) -> Vec<u8> {
+pub(crate) fn request(ty: u8, id: u32, n: Option<u32>, route: &str, data: &[u8]) -> Vec<u8> {
     let md = rs_impl::rsocket::Route::new(route).metadata().clone();
     let mut b = Vec::new();
     if let Some(n) = n {
@@ -230,20 +230,20 @@ pub fn request(ty: u8, id: u32, n: Option<u32>, route: &str, data: &[u8]) -> Vec
 }
 
 /// A blocking raw connection to a server.
-pub struct Raw(pub TcpStream);
+pub(crate) struct Raw(pub(crate) TcpStream);
 
 impl Raw {
-    pub fn connect(addr: std::net::SocketAddr) -> Raw {
+    pub(crate) fn connect(addr: std::net::SocketAddr) -> Raw {
         let s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(PATIENCE)).unwrap();
         s.set_nodelay(true).unwrap();
         Raw(s)
     }
-    pub fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         let _ = self.0.write_all(bytes);
     }
     /// The next frame: (stream id, type, flags, body); `None` at end of file.
-    pub fn recv(&mut self) -> Option<(u32, u8, u16, Bytes)> {
+    pub(crate) fn recv(&mut self) -> Option<(u32, u8, u16, Bytes)> {
         let mut len = [0u8; 3];
         if self.0.read_exact(&mut len).is_err() {
             return None;
@@ -256,7 +256,7 @@ impl Raw {
         Some((id, (tf >> 10) as u8, tf & 0x3FF, Bytes::copy_from_slice(&f[6..])))
     }
     /// Reads frames until an ERROR; returns (stream id, code), then checks end of file.
-    pub fn expect_error_then_close(&mut self) -> (u32, u32) {
+    pub(crate) fn expect_error_then_close(&mut self) -> (u32, u32) {
         loop {
             match self.recv() {
                 Some((id, 0x0B, _, body)) => {
@@ -270,5 +270,14 @@ impl Raw {
                 None => panic!("the connection closed without an ERROR frame"),
             }
         }
+    }
+}
+
+/// Waits (bounded by [`PATIENCE`]) until `cond` holds.
+pub(crate) fn wait_for(what: &str, cond: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
