@@ -42,11 +42,11 @@ use crate::panics::panic_message;
 /// The dispatch of one connection's stream frames (one lane).
 pub(crate) struct Dispatch {
     conn: Arc<Conn>,
-    router: Option<Arc<Router>>,
+    router: Option<std::sync::Arc<Router>>,
 }
 
 impl Dispatch {
-    pub(crate) fn new(conn: Arc<Conn>, router: Option<Arc<Router>>) -> Self {
+    pub(crate) fn new(conn: Arc<Conn>, router: Option<std::sync::Arc<Router>>) -> Self {
         Dispatch { conn, router }
     }
 
@@ -98,7 +98,7 @@ impl Dispatch {
     }
 
     /// Whether a new request of the peer may be served; answers it otherwise.
-    fn admit(&self, id: u32, answer: bool) -> Option<Arc<Router>> {
+    fn admit(&self, id: u32, answer: bool) -> Option<std::sync::Arc<Router>> {
         let Some(router) = self.router.clone() else {
             if answer {
                 self.error(id, ErrorCode::Rejected, "this endpoint serves no requests");
@@ -212,7 +212,7 @@ impl Dispatch {
             return self.refused(id, r);
         }
         match catch(|| router.handle_stream(payload)) {
-            Ok(publisher) => publisher.subscribe(Box::new(pump.subscriber())),
+            Ok(publisher) => publisher.subscribe(Box::new(Pump::subscriber(&pump))),
             Err(e) => {
                 self.conn.table.remove(id);
                 self.error(id, e.code().unwrap_or(ErrorCode::ApplicationError), e.message());
@@ -242,7 +242,7 @@ impl Dispatch {
         }
         let input = ChannelInbound::new(inbound);
         match catch(|| router.handle_channel(payload, input)) {
-            Ok(publisher) => publisher.subscribe(Box::new(pump.subscriber())),
+            Ok(publisher) => publisher.subscribe(Box::new(Pump::subscriber(&pump))),
             Err(e) => {
                 if let Some(slot) = self.conn.table.remove(id) {
                     end_slot(slot, &e);

@@ -106,8 +106,27 @@ struct Delivery {
     finished: bool,
 }
 
-/// One inbound stream.
-pub(crate) struct Inbound {
+/// One inbound stream: a shared handle (the table, the outbox and the subscription hold
+/// clones).
+#[derive(Clone)]
+pub(crate) struct Inbound(Arc<Shared>);
+
+impl std::fmt::Debug for Inbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Deref for Inbound {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The state of one inbound stream.
+pub(crate) struct Shared {
     conn: Arc<Conn>,
     /// This side requested the stream (its cancel ends the whole stream); otherwise it is a
     /// responder's channel input (its cancel ends only this half).
@@ -129,7 +148,7 @@ pub(crate) struct Inbound {
     request: Mutex<Option<Request>>,
 }
 
-impl std::fmt::Debug for Inbound {
+impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inbound")
             .field("id", &self.id.load(Ordering::Relaxed))
@@ -139,7 +158,7 @@ impl std::fmt::Debug for Inbound {
 }
 
 /// The subscription handed to the subscriber.
-struct Handle(Arc<Inbound>);
+struct Handle(Inbound);
 
 impl Subscription for Handle {
     fn request(&self, n: u64) {
@@ -153,17 +172,17 @@ impl Subscription for Handle {
 
 impl Inbound {
     /// A requester's stream, to be opened by its first request.
-    pub(crate) fn requester(conn: Arc<Conn>, request: Request) -> Arc<Self> {
-        Arc::new(Self::new(conn, true, 0, 0, Some(request)))
+    pub(crate) fn requester(conn: Arc<Conn>, request: Request) -> Self {
+        Inbound(Arc::new(Self::new(conn, true, 0, 0, Some(request))))
     }
 
     /// A responder's channel input on stream `id` (already open: the peer opened it).
-    pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> Arc<Self> {
-        Arc::new(Self::new(conn, false, id, OPENED, None))
+    pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> Self {
+        Inbound(Arc::new(Self::new(conn, false, id, OPENED, None)))
     }
 
-    fn new(conn: Arc<Conn>, requester: bool, id: u32, state: u32, request: Option<Request>) -> Self {
-        Inbound {
+    fn new(conn: Arc<Conn>, requester: bool, id: u32, state: u32, request: Option<Request>) -> Shared {
+        Shared {
             requester,
             events: Mutex::new(Events {
                 items: VecDeque::with_capacity(conn.config.inbound_buffer.min(64)),
@@ -192,7 +211,7 @@ impl Inbound {
     }
 
     /// Subscribes `subscriber`: `on_subscribe` now, on this thread.
-    pub(crate) fn start(self: &Arc<Self>, subscriber: BoxSubscriber<Payload>) {
+    pub(crate) fn start(&self, subscriber: BoxSubscriber<Payload>) {
         *self.pending.lock() = Some(subscriber);
         let handle: SubscriptionRef = std::sync::Arc::new(Handle(self.clone()));
         let mut handle = Some(handle);
@@ -205,12 +224,12 @@ impl Inbound {
         });
     }
 
-    fn run(self: &Arc<Self>) {
+    fn run(&self) {
         self.drain.drain(|d| self.pass(d));
     }
 
     /// The drainer's pass: `on_subscribe` first, then every event the demand allows.
-    fn pass(self: &Arc<Self>, d: &mut Delivery) {
+    fn pass(&self, d: &mut Delivery) {
         if d.finished {
             self.events.lock().items.clear();
             return;
@@ -294,7 +313,7 @@ impl Inbound {
     }
 
     /// The subscriber's `request(n)`.
-    pub(crate) fn request(self: &Arc<Self>, n: u64) {
+    pub(crate) fn request(&self, n: u64) {
         let state = self.state.load(Ordering::Acquire);
         if state & (CANCELLED | DONE) != 0 {
             return; // 3.6
@@ -333,7 +352,7 @@ impl Inbound {
     }
 
     /// Queues this stream's credit-or-cancel item unless one waits already.
-    fn queue_credit(self: &Arc<Self>) {
+    fn queue_credit(&self) {
         let prev = self.state.fetch_or(CREDIT_QUEUED, Ordering::AcqRel);
         if prev & CREDIT_QUEUED == 0 {
             self.conn.outbox.push(Out::Credit(self.clone()));
@@ -341,7 +360,7 @@ impl Inbound {
     }
 
     /// The subscriber's `cancel`.
-    pub(crate) fn cancel(self: &Arc<Self>) {
+    pub(crate) fn cancel(&self) {
         self.cancel_wire();
         if !fault::active(Fault::CancelSkipsDrain) {
             self.run();
@@ -350,7 +369,7 @@ impl Inbound {
 
     /// Marks the stream cancelled; if the request went out and the stream is live, takes it
     /// out of the table (with a channel's outbound half) and queues the CANCEL.
-    fn cancel_wire(self: &Arc<Self>) {
+    fn cancel_wire(&self) {
         let prev = self.state.fetch_or(CANCELLED, Ordering::AcqRel);
         if prev & CANCELLED != 0 {
             return;
@@ -406,7 +425,7 @@ impl Inbound {
     /// most 2^31 − 2 for a bounded demand (the rest stays, and another credit item is
     /// queued for it), 2^31 − 1 once for an unbounded one, and 0 when there is nothing to
     /// send.
-    pub(crate) fn take_credit(self: &Arc<Self>) -> u32 {
+    pub(crate) fn take_credit(&self) -> u32 {
         if self.state.load(Ordering::Acquire) & UNBOUNDED_SENT != 0 {
             return 0;
         }
@@ -428,7 +447,7 @@ impl Inbound {
     }
 
     /// The writer's credit-or-cancel item: what to send now.
-    pub(crate) fn flush_control(self: &Arc<Self>) -> Control {
+    pub(crate) fn flush_control(&self) -> Control {
         let prev = self.state.fetch_and(!CREDIT_QUEUED, Ordering::AcqRel);
         if prev & OPENED == 0 {
             return Control::Nothing; // the opening request carries the credit
@@ -454,7 +473,7 @@ impl Inbound {
     /// for a busy subscriber; `Ready(false)` when the peer sent more than requested (the
     /// stream is failed).
     pub(crate) fn poll_next(
-        self: &Arc<Self>,
+        &self,
         cx: &mut Context<'_>,
         payload: &mut Option<Payload>,
     ) -> Poll<bool> {
@@ -484,7 +503,7 @@ impl Inbound {
         Poll::Ready(true)
     }
 
-    fn protocol_violation(self: &Arc<Self>) {
+    fn protocol_violation(&self) {
         let e = RSocketError::Protocol(format!(
             "stream {}: more PAYLOADs than the {} requested",
             self.id(),
@@ -496,7 +515,7 @@ impl Inbound {
     }
 
     /// The peer completed the stream (PAYLOAD with C).
-    pub(crate) fn complete(self: &Arc<Self>) {
+    pub(crate) fn complete(&self) {
         if self.end_wire() {
             self.push_terminal(Event::Complete);
             self.run();
@@ -504,7 +523,7 @@ impl Inbound {
     }
 
     /// The stream failed from the wire side: the peer's ERROR, or the connection's end.
-    pub(crate) fn fail(self: &Arc<Self>, error: Error) {
+    pub(crate) fn fail(&self, error: Error) {
         if self.end_wire() {
             self.push_terminal(Event::Error(error));
             self.drain.drain(|d| self.pass(d));

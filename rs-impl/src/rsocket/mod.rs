@@ -137,6 +137,9 @@ mod error;
 mod frame;
 mod inbound;
 pub mod metadata;
+#[cfg(rs_loom)]
+#[doc(hidden)]
+pub mod model;
 mod outbox;
 mod payload;
 mod pump;

@@ -33,7 +33,7 @@ use crate::loom::sync::{Arc, Mutex};
 /// stream in the table in wire order.
 pub(crate) enum Opening {
     /// REQUEST_STREAM or REQUEST_CHANNEL (with its outbound half).
-    Stream(Arc<Inbound>),
+    Stream(Inbound),
     /// REQUEST_RESPONSE.
     Response(Arc<ResponseSlot>),
     /// REQUEST_FNF: the request alone.
@@ -49,7 +49,7 @@ pub(crate) enum Out {
     /// The end of an outbound stream: PAYLOAD(C).
     Complete(Arc<Pump>),
     /// An inbound stream's pending credit (REQUEST_N) or cancel (CANCEL).
-    Credit(Arc<Inbound>),
+    Credit(Inbound),
     /// A request to open.
     Open(Opening),
 }

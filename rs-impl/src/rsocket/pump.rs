@@ -102,8 +102,8 @@ impl Pump {
     }
 
     /// The subscriber to subscribe to the local publisher.
-    pub(crate) fn subscriber(self: &Arc<Self>) -> PumpSubscriber {
-        PumpSubscriber(self.clone())
+    pub(crate) fn subscriber(this: &Arc<Self>) -> PumpSubscriber {
+        PumpSubscriber(this.clone())
     }
 
     pub(crate) fn id(&self) -> u32 {

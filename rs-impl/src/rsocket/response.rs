@@ -37,7 +37,6 @@ struct State {
     result: Option<Result<Payload, RSocketError>>,
     waker: Option<Waker>,
     /// The responder's task computing the answer.
-    #[cfg(not(rs_loom))]
     task: Option<tokio::task::AbortHandle>,
 }
 
@@ -61,19 +60,16 @@ impl ResponseSlot {
                 phase,
                 result: None,
                 waker: None,
-                #[cfg(not(rs_loom))]
-                task: None,
+                            task: None,
             }),
         })
     }
 
     /// The responder's side of stream `id`, whose answer runs as `task`.
-    #[cfg(not(rs_loom))]
     pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> Arc<Self> {
         Self::new(conn, Phase::Sent(id))
     }
 
-    #[cfg(not(rs_loom))]
     pub(crate) fn set_task(&self, task: tokio::task::AbortHandle) {
         let mut s = self.state.lock();
         if matches!(s.phase, Phase::Done) {
@@ -120,12 +116,10 @@ impl ResponseSlot {
         }
         s.phase = Phase::Done;
         s.result = Some(result);
-        #[cfg(not(rs_loom))]
-        let task = s.task.take();
+            let task = s.task.take();
         let w = s.waker.take();
         drop(s);
-        #[cfg(not(rs_loom))]
-        if let Some(t) = task {
+            if let Some(t) = task {
             t.abort();
         }
         if let Some(w) = w {
@@ -145,8 +139,7 @@ impl ResponseSlot {
             return false;
         }
         s.phase = Phase::Done;
-        #[cfg(not(rs_loom))]
-        {
+            {
             s.task = None;
         }
         true

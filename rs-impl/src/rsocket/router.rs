@@ -18,7 +18,6 @@ use super::error::{ErrorCode, RSocketError};
 use super::inbound::Inbound;
 use super::metadata;
 use super::payload::Payload;
-use crate::loom::sync::Arc;
 
 /// A boxed answer to a request_response.
 pub(crate) type BoxResponse = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
@@ -217,7 +216,7 @@ impl Router {
 /// If nobody subscribes, the requester is never granted credit and sends nothing more.
 #[must_use = "the requester sends nothing until this publisher is subscribed and requested from"]
 pub struct ChannelInbound {
-    inner: crate::loom::sync::Mutex<Option<Arc<Inbound>>>,
+    inner: crate::loom::sync::Mutex<Option<Inbound>>,
 }
 
 impl std::fmt::Debug for ChannelInbound {
@@ -227,7 +226,7 @@ impl std::fmt::Debug for ChannelInbound {
 }
 
 impl ChannelInbound {
-    pub(crate) fn new(inbound: Arc<Inbound>) -> Self {
+    pub(crate) fn new(inbound: Inbound) -> Self {
         ChannelInbound {
             inner: crate::loom::sync::Mutex::new(Some(inbound)),
         }

@@ -41,7 +41,7 @@ pub(crate) enum Role {
 #[derive(Default, Clone)]
 pub(crate) struct Slot {
     /// PAYLOADs from the peer to a local subscriber.
-    pub(crate) inbound: Option<Arc<Inbound>>,
+    pub(crate) inbound: Option<Inbound>,
     /// A local publisher's elements to the peer.
     pub(crate) outbound: Option<Arc<Pump>>,
     /// A request_response: this side's request waiting for its answer, or the peer's

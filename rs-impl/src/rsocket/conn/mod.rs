@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::config::ConnectionConfig;
 use super::error::{ErrorCode, RSocketError};
 use super::frame::Frame;
-use super::outbox::{Out, Outbox};
+use super::outbox::{Opening, Out, Outbox};
 use super::table::{Role, Slot, StreamTable};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::loom::sync::Mutex;
@@ -78,7 +78,6 @@ pub(crate) struct Conn {
     /// Milliseconds since `epoch` when the last frame arrived.
     last_seen: AtomicU64,
     /// The reader task, aborted by `close` (it may be parked on a socket that never wakes).
-    #[cfg(not(rs_loom))]
     reader_task: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
@@ -104,7 +103,6 @@ impl Conn {
             closed: AtomicBool::new(false),
             epoch: Instant::now(),
             last_seen: AtomicU64::new(0),
-            #[cfg(not(rs_loom))]
             reader_task: Mutex::new(None),
         }
     }
@@ -130,7 +128,6 @@ impl Conn {
         self.epoch.elapsed().saturating_sub(last)
     }
 
-    #[cfg(not(rs_loom))]
     pub(crate) fn set_reader_task(&self, task: tokio::task::AbortHandle) {
         *self.reader_task.lock() = Some(task);
     }
@@ -143,12 +140,18 @@ impl Conn {
             return;
         }
         let slots = self.table.close(reason.clone());
-        let dropped = self.outbox.close(last);
-        drop(dropped);
+        // Requests still queued are not in the table yet: they end here (found by the loom
+        // model `open_while_closing`).
+        for item in self.outbox.close(last) {
+            match item {
+                Out::Open(Opening::Stream(inbound)) => inbound.fail(reason.clone().into()),
+                Out::Open(Opening::Response(response)) => response.fail(reason.clone()),
+                _ => {}
+            }
+        }
         for slot in slots {
             end_slot(slot, &reason);
         }
-        #[cfg(not(rs_loom))]
         if let Some(task) = self.reader_task.lock().take() {
             task.abort();
         }

@@ -42,7 +42,7 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    pub(crate) fn new(conn: Arc<Conn>, router: Option<Arc<Router>>) -> Self {
+    pub(crate) fn new(conn: Arc<Conn>, router: Option<std::sync::Arc<Router>>) -> Self {
         Reader {
             dispatch: Dispatch::new(conn.clone(), router),
             conn,
@@ -259,7 +259,7 @@ fn finish_head(mut head: Frame, whole: Payload, last_complete: bool, last_next: 
 pub(crate) async fn run(
     conn: Arc<Conn>,
     mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
-    router: Option<Arc<Router>>,
+    router: Option<std::sync::Arc<Router>>,
 ) {
     let mut reader = Reader::new(conn.clone(), router);
     loop {

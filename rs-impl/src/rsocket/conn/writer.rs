@@ -109,12 +109,28 @@ fn encode_item(
     buf: &mut BytesMut,
     written: &mut Vec<(Arc<Pump>, u64)>,
 ) {
+    if let Some((frame, then)) = item_frame(conn, item, written) {
+        let _ = codec.encode(frame, buf);
+        if let Some((input, pump)) = then {
+            input.subscribe(Box::new(Pump::subscriber(&pump)));
+        }
+    }
+}
+
+/// The frame an outbox item becomes (none for an element of a cancelled stream, a credit
+/// item with nothing to send, a request cancelled before it went out), and for a channel's
+/// opening the input publisher to subscribe once the request is written.
+pub(crate) fn item_frame(
+    conn: &Arc<Conn>,
+    item: Out,
+    written: &mut Vec<(Arc<Pump>, u64)>,
+) -> Option<(Frame, Option<ChannelStart>)> {
     let frame = match item {
         Out::Frame(f) => f,
         Out::Next(pump, payload) => {
             count(written, &pump);
             if !pump.is_live() {
-                return;
+                return None;
             }
             Frame::Payload {
                 id: pump.id(),
@@ -126,7 +142,7 @@ fn encode_item(
         }
         Out::Complete(pump) => {
             if !pump.is_live() {
-                return;
+                return None;
             }
             Frame::Payload {
                 id: pump.id(),
@@ -137,25 +153,16 @@ fn encode_item(
             }
         }
         Out::Credit(inbound) => match inbound.flush_control() {
-            Control::Nothing => return,
+            Control::Nothing => return None,
             Control::RequestN(id, n) => Frame::RequestN { id, n },
             Control::Cancel(id) => Frame::Cancel { id },
         },
-        Out::Open(opening) => match open(conn, opening) {
-            Some((frame, then)) => {
-                let _ = codec.encode(frame, buf);
-                if let Some((input, pump)) = then {
-                    input.subscribe(Box::new(pump.subscriber()));
-                }
-                return;
-            }
-            None => return,
-        },
+        Out::Open(opening) => return open(conn, opening),
     };
-    let _ = codec.encode(frame, buf);
+    Some((frame, None))
 }
 
-type ChannelStart = (crate::rsocket::inbound::ChannelInput, Arc<Pump>);
+pub(crate) type ChannelStart = (crate::rsocket::inbound::ChannelInput, Arc<Pump>);
 
 /// Opens one of this side's requests: allocates its id and puts it in the table. Returns
 /// the request frame, and for a channel the input publisher to subscribe once it is sent.
