@@ -9,6 +9,7 @@
 //! | [`boundary`] | `boundary` | Pekko PR #3288's AsyncBoundaryThroughputBenchmark: K identity stages each behind an async boundary, against chains of crossbeam, tokio and futures channels |
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
+//! | [`rsocket`] | `remote-ping-pong`, `request-stream` | RSocket over loopback: seed 004's RemotePingPong against a raw TCP echo; a stream of small payloads |
 //!
 //! To add a component's scenario (the fanout and boundary issues do), write a module with a
 //! `scenario()` function and add it to [`all`]; the report, the charts, the criterion bench
@@ -22,6 +23,7 @@ pub mod fanout;
 pub mod interpreter;
 pub mod pipeline;
 pub mod processor;
+pub mod rsocket;
 pub mod source;
 
 /// Every scenario, in report order. Later components append theirs here.
@@ -44,5 +46,7 @@ pub fn all() -> Vec<Scenario> {
         compat::to_stream_scenario(),
         compat::from_stream_scenario(),
         boundary::scenario(),
+        rsocket::ping_pong_scenario(),
+        rsocket::stream_scenario(),
     ]
 }
