@@ -104,8 +104,7 @@ impl Client {
         let (rd, wr) = stream.into_split();
         let cc = &config.connection;
         let conn = Arc::new(Conn::new(Role::Client, cc.clone()));
-        conn.seen();
-        if config.lease {
+            if config.lease {
             conn.lease.lock().enforced = true;
         }
         conn.send(Frame::Setup(Box::new(Setup {

@@ -158,12 +158,8 @@ impl Dispatch {
                     }
                 }
             }
-            Frame::RequestN { id, n } => match self.conn.table.get(id) {
-                Some(Slot {
-                    outbound: Some(pump),
-                    ..
-                }) => pump.grant(n),
-                Some(_) => {}
+            Frame::RequestN { id, n } => match self.conn.table.outbound(id) {
+                Some(pump) => pump.grant(n),
                 None => return self.unknown(id, "REQUEST_N"),
             },
             Frame::Cancel { id } => {
@@ -256,29 +252,27 @@ impl Dispatch {
         let Some(router) = self.admit(id, true) else {
             return;
         };
+        // The id is recorded first (and checked); the answer's state enters the table only
+        // if the answer is not ready at once.
+        if let Err(r) = self.conn.table.open_remote(id, Slot::default()) {
+            return self.refused(id, r);
+        }
+        let mut future = match catch(|| router.handle_response(payload)) {
+            Ok(f) => AssertUnwindSafe(f).catch_unwind(),
+            Err(e) => return Self::respond(&self.conn, id, Err(e.into())),
+        };
+        // Most answers are ready at once: answer inline, without a task.
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        if let Poll::Ready(r) = future.poll_unpin(&mut cx) {
+            return Self::respond(&self.conn, id, flatten(r));
+        }
         let slot = ResponseSlot::responder(self.conn.clone(), id);
         let entry = Slot {
             response: Some(slot.clone()),
             ..Slot::default()
         };
-        if let Err(r) = self.conn.table.open_remote(id, entry) {
-            return self.refused(id, r);
-        }
-        let mut future = match catch(|| router.handle_response(payload)) {
-            Ok(f) => AssertUnwindSafe(f).catch_unwind(),
-            Err(e) => {
-                self.conn.table.remove(id);
-                return Self::respond(&self.conn, id, Err(e.into()));
-            }
-        };
-        // Most answers are ready at once: answer inline, without a task.
-        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
-        if let Poll::Ready(r) = future.poll_unpin(&mut cx) {
-            self.conn.table.finish(id, Part::Response);
-            if slot.answered() {
-                Self::respond(&self.conn, id, flatten(r));
-            }
-            return;
+        if !self.conn.table.insert_remote(id, entry) {
+            return self.refused(id, Refused::TooMany);
         }
         let conn = self.conn.clone();
         let task_slot = slot.clone();
@@ -334,10 +328,7 @@ impl Dispatch {
         next: bool,
         payload: Payload,
     ) -> Result<(), Stop> {
-        let Some(slot) = self.conn.table.get(id) else {
-            return self.unknown(id, "PAYLOAD");
-        };
-        if let Some(inbound) = slot.inbound {
+        if let Some(inbound) = self.conn.table.inbound(id) {
             if next {
                 let mut p = Some(payload);
                 futures::future::poll_fn(|cx| inbound.poll_next(cx, &mut p)).await;
@@ -345,15 +336,17 @@ impl Dispatch {
             if complete {
                 inbound.complete();
             }
-        } else if let Some(response) = slot.response {
-            if self.is_local(id) {
+            return Ok(());
+        }
+        if self.is_local(id) {
+            if let Some(response) = self.conn.table.take_response(id) {
                 // "If a PAYLOAD for a REQUEST_RESPONSE is received that does not have a
                 // COMPLETE flag set, the implementation MUST assume it is set".
-                self.conn.table.finish(id, Part::Response);
                 response.resolve(Ok(if next { payload } else { Payload::default() }));
+                return Ok(());
             }
         }
-        Ok(())
+        self.unknown(id, "PAYLOAD")
     }
 }
 

@@ -486,6 +486,9 @@ impl Inbound {
             let mut ev = self.events.lock();
             if ev.items.len() >= self.conn.config.inbound_buffer {
                 ev.reader = Some(cx.waker().clone());
+                drop(ev);
+                // The reader waits: what it queued must not wait with it.
+                self.conn.outbox.uncork();
                 return Poll::Pending;
             }
             let received = self.received.load(Ordering::Relaxed) + 1;

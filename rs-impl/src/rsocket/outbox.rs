@@ -67,6 +67,9 @@ struct State {
     last: Option<Frame>,
     /// The most items that waited at once.
     high: usize,
+    /// Set while the reader handles frames already read: pushes do not wake the writer
+    /// until [`Outbox::uncork`], so that the answers to one read go out in one write.
+    corked: bool,
 }
 
 /// The outbound queue of one connection.
@@ -85,6 +88,7 @@ impl Outbox {
                 closed: false,
                 last: None,
                 high: 0,
+                corked: false,
             }),
         }
     }
@@ -98,12 +102,38 @@ impl Outbox {
         }
         s.items.push_back(item);
         s.high = s.high.max(s.items.len());
+        if s.corked {
+            return true;
+        }
         let w = s.writer.take();
         drop(s);
         if let Some(w) = w {
             w.wake();
         }
         true
+    }
+
+    /// Pushes stop waking the writer (the reader is about to handle a frame).
+    pub(crate) fn cork(&self) {
+        self.state.lock().corked = true;
+    }
+
+    /// Pushes wake the writer again; wakes it now if items wait.
+    pub(crate) fn uncork(&self) {
+        let mut s = self.state.lock();
+        if !s.corked {
+            return;
+        }
+        s.corked = false;
+        let w = if s.items.is_empty() {
+            None
+        } else {
+            s.writer.take()
+        };
+        drop(s);
+        if let Some(w) = w {
+            w.wake();
+        }
     }
 
     /// The number of items waiting (for tests and the bounds' checks).
@@ -124,6 +154,13 @@ impl Outbox {
             Poll::Ready(())
         } else {
             s.reader = Some(cx.waker().clone());
+            // The writer must run for the queue to shrink.
+            s.corked = false;
+            let w = s.writer.take();
+            drop(s);
+            if let Some(w) = w {
+                w.wake();
+            }
             Poll::Pending
         }
     }
@@ -152,6 +189,15 @@ impl Outbox {
             r.wake();
         }
         Poll::Ready(None)
+    }
+
+    /// Appends whatever was queued since the last take to `batch` (ready at once).
+    pub(crate) fn poll_take_more(&self, _cx: &mut Context<'_>, batch: &mut VecDeque<Out>) -> Poll<()> {
+        let mut s = self.state.lock();
+        if !s.closed {
+            batch.extend(s.items.drain(..));
+        }
+        Poll::Ready(())
     }
 
     /// For the writer while a socket write is pending: ready once closed.

@@ -289,7 +289,6 @@ async fn connection(
         return refuse(frames, wr, code, msg).await;
     }
     let conn = Arc::new(Conn::new(Role::Server, cc.clone()));
-    conn.seen();
     let lease = setup.lease.then_some(config.lease);
     if let Some(grant) = &lease {
         conn.grant_lease(grant);

@@ -63,8 +63,31 @@ pub(crate) enum Part {
     Response,
 }
 
+/// Stream ids are small and sequential: a multiplicative hash spreads them at the cost of
+/// one multiplication (the default SipHash costs more per frame than the rest of a lookup).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 struct Inner {
-    streams: HashMap<u32, Slot>,
+    streams: IdMap<Slot>,
     /// Set by `close`; every later open fails with it.
     closed: Option<RSocketError>,
     /// This side's next stream id (0 once the ids are used up).
@@ -102,7 +125,7 @@ impl StreamTable {
             role,
             max_streams,
             inner: Mutex::new(Inner {
-                streams: HashMap::new(),
+                streams: IdMap::default(),
                 closed: None,
                 next_id: if role == Role::Client { 1 } else { 2 },
                 last_peer_id: 0,
@@ -176,6 +199,40 @@ impl StreamTable {
         t.streams.insert(id, slot);
         t.remote += 1;
         Ok(())
+    }
+
+    /// Puts the peer's stream `id`, already accepted by [`open_remote`](Self::open_remote)
+    /// with an empty slot, in the table: `false` beyond the stream limit, or once closed.
+    pub(crate) fn insert_remote(&self, id: u32, slot: Slot) -> bool {
+        let mut t = self.inner.lock();
+        if t.closed.is_some() || t.remote >= self.max_streams {
+            return false;
+        }
+        t.streams.insert(id, slot);
+        t.remote += 1;
+        true
+    }
+
+    /// The inbound half of stream `id`, if it is in the table.
+    pub(crate) fn inbound(&self, id: u32) -> Option<Inbound> {
+        self.inner.lock().streams.get(&id)?.inbound.clone()
+    }
+
+    /// The outbound half of stream `id`, if it is in the table.
+    pub(crate) fn outbound(&self, id: u32) -> Option<Arc<Pump>> {
+        self.inner.lock().streams.get(&id)?.outbound.clone()
+    }
+
+    /// Takes this side's request_response on `id` out of the table (its answer arrived).
+    pub(crate) fn take_response(&self, id: u32) -> Option<Arc<ResponseSlot>> {
+        let mut t = self.inner.lock();
+        let slot = t.streams.get_mut(&id)?;
+        let response = slot.response.take()?;
+        if slot.is_empty() {
+            t.streams.remove(&id);
+            t.local -= 1;
+        }
+        Some(response)
     }
 
     /// The stream `id`'s parts, if it is in the table.

@@ -48,13 +48,19 @@ pub(crate) async fn run(conn: Arc<Conn>, k: Keepalive) {
     let mut next_keepalive = k.send_every.map(|d| start + d);
     let mut next_lease = lease_every.map(|d| start + d);
     let mut tick = tokio::time::interval_at(start + period, period);
+    // The peer's silence: how long the count of frames received has not grown.
+    let (mut frames, mut heard) = (conn.frames_in(), start);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let now = tick.tick().await;
         if conn.is_closed() {
             return;
         }
-        if conn.silence() > k.lifetime {
+        let now_frames = conn.frames_in();
+        if now_frames != frames {
+            (frames, heard) = (now_frames, now);
+        }
+        if now.duration_since(heard) > k.lifetime {
             conn.fail(
                 ErrorCode::ConnectionError,
                 format!(

@@ -10,7 +10,7 @@ pub(crate) mod keepalive;
 pub(crate) mod reader;
 pub(crate) mod writer;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::config::ConnectionConfig;
 use super::error::{ErrorCode, RSocketError};
@@ -73,10 +73,9 @@ pub(crate) struct Conn {
     /// The LEASE this side granted, for the peer's requests (`None`: no lease regime).
     pub(crate) granted: Mutex<Option<Granted>>,
     closed: AtomicBool,
-    /// When the connection started: the base of `last_seen`.
-    epoch: Instant,
-    /// Milliseconds since `epoch` when the last frame arrived.
-    last_seen: AtomicU64,
+    /// Frames received so far (published by the reader after each read's frames): the
+    /// keepalive timer sees the peer's silence as a count that stops growing.
+    frames_in: AtomicU64,
     /// The reader task, aborted by `close` (it may be parked on a socket that never wakes).
     reader_task: Mutex<Option<tokio::task::AbortHandle>>,
 }
@@ -101,8 +100,7 @@ impl Conn {
             lease: Mutex::new(LeaseState::default()),
             granted: Mutex::new(None),
             closed: AtomicBool::new(false),
-            epoch: Instant::now(),
-            last_seen: AtomicU64::new(0),
+            frames_in: AtomicU64::new(0),
             reader_task: Mutex::new(None),
         }
     }
@@ -116,16 +114,14 @@ impl Conn {
         self.table.closed()
     }
 
-    /// Records that a frame arrived now.
-    pub(crate) fn seen(&self) {
-        let ms = self.epoch.elapsed().as_millis() as u64;
-        self.last_seen.store(ms, Ordering::Relaxed);
+    /// Publishes the number of frames received so far.
+    pub(crate) fn received(&self, frames: u64) {
+        self.frames_in.store(frames, Ordering::Relaxed);
     }
 
-    /// How long since the last frame arrived.
-    pub(crate) fn silence(&self) -> Duration {
-        let last = Duration::from_millis(self.last_seen.load(Ordering::Relaxed));
-        self.epoch.elapsed().saturating_sub(last)
+    /// Frames received so far.
+    pub(crate) fn frames_in(&self) -> u64 {
+        self.frames_in.load(Ordering::Relaxed)
     }
 
     pub(crate) fn set_reader_task(&self, task: tokio::task::AbortHandle) {

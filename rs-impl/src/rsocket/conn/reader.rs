@@ -255,6 +255,14 @@ fn finish_head(mut head: Frame, whole: Payload, last_complete: bool, last_next: 
     head
 }
 
+/// Whether the read buffer holds another whole frame.
+fn whole_frame_buffered(buf: &BytesMut) -> bool {
+    buf.len() >= 3 && {
+        let len = ((buf[0] as usize) << 16) | ((buf[1] as usize) << 8) | buf[2] as usize;
+        buf.len() >= 3 + len
+    }
+}
+
 /// Runs the reader until the connection closes.
 pub(crate) async fn run(
     conn: Arc<Conn>,
@@ -262,6 +270,7 @@ pub(crate) async fn run(
     router: Option<std::sync::Arc<Router>>,
 ) {
     let mut reader = Reader::new(conn.clone(), router);
+    let (mut frames_in, mut corked) = (0u64, false);
     loop {
         let frame = match frames.next().await {
             None => {
@@ -281,9 +290,20 @@ pub(crate) async fn run(
             }
             Some(Ok(frame)) => frame,
         };
-        conn.seen();
+        frames_in += 1;
+        // The answers to the frames of one read go out in one write: the writer is woken
+        // once no whole frame is left in the read buffer.
+        if !corked {
+            conn.outbox.cork();
+            corked = true;
+        }
         if reader.handle(frame).await.is_err() {
             return;
+        }
+        if !whole_frame_buffered(frames.read_buffer()) {
+            conn.outbox.uncork();
+            conn.received(frames_in);
+            corked = false;
         }
     }
 }
