@@ -21,8 +21,8 @@ import re
 text = open("Cargo.toml").read()
 section = text.split("[workspace.dependencies]", 1)[1].split("\n[", 1)[0]
 # loom is left out: it exists only in the loom build, which scripts/loom.sh runs.
-libs = ("thiserror", "futures", "async-trait", "crossbeam-utils", "tokio", "libtest-mimic",
-        "serde", "serde_json")
+libs = ("thiserror", "futures", "async-trait", "crossbeam-utils", "tokio", "tokio-util", "bytes",
+        "libtest-mimic", "serde", "serde_json")
 for line in section.splitlines():
     m = re.match(r'^([a-z0-9_-]+)\s*=\s*(?:\{[^}]*version\s*=\s*)?"\^?([0-9][^"]*)"', line)
     if m and m.group(1) in libs:

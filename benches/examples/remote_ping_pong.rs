@@ -13,7 +13,9 @@ use rs_benches::scenarios::rsocket::{rsocket_ping_pong, rsocket_request_stream, 
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let per_client: u64 = args.next().map_or(100_000, |a| a.parse().expect("a number"));
+    let per_client: u64 = args
+        .next()
+        .map_or(100_000, |a| a.parse().expect("a number"));
     let clients: Vec<u64> = {
         let given: Vec<u64> = args.map(|a| a.parse().expect("a number")).collect();
         if given.is_empty() {
@@ -27,7 +29,10 @@ fn main() {
     for c in clients {
         let n = per_client * c;
         let mut rates = [0.0f64; 2];
-        for (i, run) in [rsocket_ping_pong as fn(u64, u64) -> u64, tcp_echo].into_iter().enumerate() {
+        for (i, run) in [rsocket_ping_pong as fn(u64, u64) -> u64, tcp_echo]
+            .into_iter()
+            .enumerate()
+        {
             let start = Instant::now();
             let sum = run(c, n);
             let secs = start.elapsed().as_secs_f64();
@@ -46,5 +51,8 @@ fn main() {
     let sum = rsocket_request_stream(256, n);
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(sum, sum_below(0, n));
-    println!("request-stream, 1,000,000 payloads, Prefetch(256): {:.0} payloads/s", n as f64 / secs);
+    println!(
+        "request-stream, 1,000,000 payloads, Prefetch(256): {:.0} payloads/s",
+        n as f64 / secs
+    );
 }

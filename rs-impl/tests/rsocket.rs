@@ -1,7 +1,7 @@
 //! RSocket over loopback, both ends ours: each interaction, demand carried end to end
 //! (REQUEST_N), cancel, errors with their codes, fragmentation, LEASE, keepalive.
 #![cfg(feature = "rsocket")]
-#![allow(clippy::disallowed_types)]
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 #[path = "support/rsocket.rs"]
 mod support;
@@ -18,14 +18,19 @@ use rs_impl::rsocket::{
 use rs_impl::source;
 use support::{probe, serve, Counting, Ev, Raw};
 
-fn client(rt: &tokio::runtime::Runtime, addr: std::net::SocketAddr, config: ClientConfig) -> Client {
+fn client(
+    rt: &tokio::runtime::Runtime,
+    addr: std::net::SocketAddr,
+    config: ClientConfig,
+) -> Client {
     rt.block_on(Client::connect(addr, config)).unwrap()
 }
 
 /// One round trip on the connection: everything the server queued before it answers has
 /// arrived when this returns (one writer, in order).
 fn barrier(rt: &tokio::runtime::Runtime, c: &Client) {
-    rt.block_on(c.request_response("ping", Payload::from("ping"))).unwrap();
+    rt.block_on(c.request_response("ping", Payload::from("ping")))
+        .unwrap();
 }
 
 fn router_with(counting: &Counting) -> Router {
@@ -48,14 +53,21 @@ fn request_response_echo_error_and_unknown_route() {
         });
     let (rt, server) = serve(router, ServerConfig::default());
     let c = client(&rt, server.local_addr(), ClientConfig::default());
-    let p = rt.block_on(c.request_response("echo", Payload::new("d", Some(Bytes::from_static(b"")))));
+    let p =
+        rt.block_on(c.request_response("echo", Payload::new("d", Some(Bytes::from_static(b"")))));
     assert_eq!(p.unwrap().data_utf8(), Some("d"));
-    let later = rt.block_on(c.request_response("later", Payload::from("x"))).unwrap();
+    let later = rt
+        .block_on(c.request_response("later", Payload::from("x")))
+        .unwrap();
     assert_eq!(later.data_utf8(), Some("x"));
-    let e = rt.block_on(c.request_response("fail", Payload::from("x"))).unwrap_err();
+    let e = rt
+        .block_on(c.request_response("fail", Payload::from("x")))
+        .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::Rejected));
     assert_eq!(e.message(), "not today");
-    let e = rt.block_on(c.request_response("nowhere", Payload::from("x"))).unwrap_err();
+    let e = rt
+        .block_on(c.request_response("nowhere", Payload::from("x")))
+        .unwrap_err();
     assert_eq!(e.code(), Some(ErrorCode::Invalid), "{e}");
     assert_eq!(c.open_streams(), 0);
 }
@@ -66,7 +78,8 @@ fn request_stream_sends_exactly_what_was_requested_then_cancel_reaches_the_publi
     let (rt, server) = serve(router_with(&counting), ServerConfig::default());
     let c = client(&rt, server.local_addr(), ClientConfig::default());
     let (s, h) = probe();
-    c.request_stream("count", Payload::default()).subscribe(Box::new(s));
+    c.request_stream("count", Payload::default())
+        .subscribe(Box::new(s));
     h.request(3);
     assert_eq!(h.take(3), ["0", "1", "2"]);
     barrier(&rt, &c);
@@ -82,7 +95,10 @@ fn request_stream_sends_exactly_what_was_requested_then_cancel_reaches_the_publi
     support_wait("the server's publisher is cancelled", || {
         counting.cancelled.load(Ordering::SeqCst)
     });
-    assert!(h.dropped.load(Ordering::SeqCst), "rule 3.13: the subscriber is dropped");
+    assert!(
+        h.dropped.load(Ordering::SeqCst),
+        "rule 3.13: the subscriber is dropped"
+    );
     barrier(&rt, &c);
     assert_eq!(c.open_streams(), 0);
 }
@@ -90,7 +106,10 @@ fn request_stream_sends_exactly_what_was_requested_then_cancel_reaches_the_publi
 fn support_wait(what: &str, cond: impl Fn() -> bool) {
     let start = std::time::Instant::now();
     while !cond() {
-        assert!(start.elapsed() < support::PATIENCE, "timed out waiting for: {what}");
+        assert!(
+            start.elapsed() < support::PATIENCE,
+            "timed out waiting for: {what}"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -104,7 +123,8 @@ fn a_finite_stream_completes_under_unbounded_demand() {
     let (rt, server) = serve(router_with(&counting), ServerConfig::default());
     let c = client(&rt, server.local_addr(), ClientConfig::default());
     let (s, h) = probe();
-    c.request_stream("count", Payload::default()).subscribe(Box::new(s));
+    c.request_stream("count", Payload::default())
+        .subscribe(Box::new(s));
     h.request(u64::MAX);
     assert_eq!(h.take(1000).len(), 1000);
     assert!(matches!(h.next(), Ev::Complete));
@@ -120,7 +140,8 @@ fn request_zero_is_rule_3_9_and_cancels() {
     let (rt, server) = serve(router_with(&counting), ServerConfig::default());
     let c = client(&rt, server.local_addr(), ClientConfig::default());
     let (s, h) = probe();
-    c.request_stream("count", Payload::default()).subscribe(Box::new(s));
+    c.request_stream("count", Payload::default())
+        .subscribe(Box::new(s));
     h.request(1);
     assert_eq!(h.take(1), ["0"]);
     h.request(0);
@@ -158,7 +179,8 @@ fn backpressure_end_to_end_produced_never_exceeds_requested() {
     let (rt, server) = serve(router, config);
     let c = client(&rt, server.local_addr(), ClientConfig::default());
     let (s, h) = probe();
-    c.request_stream("count", Payload::default()).subscribe(Box::new(s));
+    c.request_stream("count", Payload::default())
+        .subscribe(Box::new(s));
     let mut received = 0u64;
     for batch in [1u64, 3, 2, 5, 1, 8, 4] {
         client_requested.fetch_add(batch, Ordering::SeqCst);
@@ -170,7 +192,11 @@ fn backpressure_end_to_end_produced_never_exceeds_requested() {
     barrier(&rt, &c);
     assert_eq!(received, 24);
     assert_eq!(produced.load(Ordering::SeqCst), 24);
-    assert_eq!(violations.load(Ordering::SeqCst), 0, "produced > requested at some moment");
+    assert_eq!(
+        violations.load(Ordering::SeqCst),
+        0,
+        "produced > requested at some moment"
+    );
 }
 
 #[derive(Clone)]
@@ -193,7 +219,9 @@ impl Publisher<Payload> for CheckedCounting {
                 self.s.on_subscribe(s)
             }
             fn on_next(&mut self, p: Payload) {
-                if self.produced.load(Ordering::SeqCst) > self.client_requested.load(Ordering::SeqCst) {
+                if self.produced.load(Ordering::SeqCst)
+                    > self.client_requested.load(Ordering::SeqCst)
+                {
                     self.violations.fetch_add(1, Ordering::SeqCst);
                 }
                 self.s.on_next(p)
@@ -239,13 +267,22 @@ fn fire_and_forget_and_metadata_push_reach_the_server() {
     let (s1, s2) = (seen.clone(), seen.clone());
     let router = Router::new()
         .request_response("ping", |p: Payload| async move { Ok(p) })
-        .fire_and_forget("log", move |p| s1.lock().unwrap().push(p.data_utf8().unwrap().to_owned()))
-        .metadata_push(move |m| s2.lock().unwrap().push(format!("push:{}", String::from_utf8_lossy(&m))));
+        .fire_and_forget("log", move |p| {
+            s1.lock().unwrap().push(p.data_utf8().unwrap().to_owned())
+        })
+        .metadata_push(move |m| {
+            s2.lock()
+                .unwrap()
+                .push(format!("push:{}", String::from_utf8_lossy(&m)))
+        });
     let (rt, server) = serve(router, ServerConfig::default());
     let c = client(&rt, server.local_addr(), ClientConfig::default());
-    rt.block_on(c.fire_and_forget("log", Payload::from("a"))).unwrap();
-    rt.block_on(c.metadata_push(Bytes::from_static(b"m"))).unwrap();
-    rt.block_on(c.fire_and_forget("log", Payload::from("b"))).unwrap();
+    rt.block_on(c.fire_and_forget("log", Payload::from("a")))
+        .unwrap();
+    rt.block_on(c.metadata_push(Bytes::from_static(b"m")))
+        .unwrap();
+    rt.block_on(c.fire_and_forget("log", Payload::from("b")))
+        .unwrap();
     barrier(&rt, &c);
     assert_eq!(*seen.lock().unwrap(), ["a", "push:m", "b"]);
 }
@@ -282,13 +319,22 @@ fn lease_is_honoured_by_the_requester_and_enforced_by_the_responder() {
     cc.lease = true;
     let c = client(&rt, server.local_addr(), cc);
     for _ in 0..2 {
-        rt.block_on(c.request_response("echo", Payload::from("x"))).unwrap();
+        rt.block_on(c.request_response("echo", Payload::from("x")))
+            .unwrap();
     }
-    let e = rt.block_on(c.request_response("echo", Payload::from("x"))).unwrap_err();
+    let e = rt
+        .block_on(c.request_response("echo", Payload::from("x")))
+        .unwrap_err();
     assert!(matches!(e, RSocketError::NoLease(_)), "{e}");
     // The responder enforces it too: a raw requester that ignores the LEASE is REJECTED.
     let mut raw = Raw::connect(server.local_addr());
-    raw.send(&support::setup_with(1, 60_000, 60_000, 0x40, b"message/x.rsocket.composite-metadata.v0"));
+    raw.send(&support::setup_with(
+        1,
+        60_000,
+        60_000,
+        0x40,
+        b"message/x.rsocket.composite-metadata.v0",
+    ));
     let lease = raw.recv().unwrap();
     assert_eq!(lease.1, 0x02, "a LEASE first");
     for id in [1u32, 3, 5] {
@@ -331,11 +377,21 @@ fn the_client_sends_keepalives_and_leaves_a_silent_server() {
     let setup = raw.recv().unwrap();
     assert_eq!(setup.1, 0x01);
     let keepalive = raw.recv().unwrap();
-    assert_eq!((keepalive.0, keepalive.1, keepalive.2 & 0x80), (0, 0x03, 0x80), "KEEPALIVE(R)");
+    assert_eq!(
+        (keepalive.0, keepalive.1, keepalive.2 & 0x80),
+        (0, 0x03, 0x80),
+        "KEEPALIVE(R)"
+    );
     // Never answered: the client closes with CONNECTION_ERROR.
     let (id, code) = raw.expect_error_then_close();
     assert_eq!((id, code), (0, 0x101));
-    assert!(matches!(c.closed(), Some(RSocketError::Remote { code: ErrorCode::ConnectionError, .. })));
+    assert!(matches!(
+        c.closed(),
+        Some(RSocketError::Remote {
+            code: ErrorCode::ConnectionError,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -343,7 +399,11 @@ fn the_server_answers_keepalives() {
     let (rt, server) = serve(Router::new(), ServerConfig::default());
     let _rt = rt;
     let mut raw = Raw::connect(server.local_addr());
-    raw.send(&support::setup_frame(60_000, 60_000, b"application/octet-stream"));
+    raw.send(&support::setup_frame(
+        60_000,
+        60_000,
+        b"application/octet-stream",
+    ));
     let mut body = vec![0u8; 8];
     body.extend_from_slice(b"echo me");
     raw.send(&support::frame(0, 0x03, 0x80, &body));
@@ -358,7 +418,8 @@ fn closing_the_client_ends_its_streams() {
     let (rt, server) = serve(router_with(&counting), ServerConfig::default());
     let c = client(&rt, server.local_addr(), ClientConfig::default());
     let (s, h) = probe();
-    c.request_stream("count", Payload::default()).subscribe(Box::new(s));
+    c.request_stream("count", Payload::default())
+        .subscribe(Box::new(s));
     h.request(1);
     assert_eq!(h.take(1), ["0"]);
     c.close();
@@ -366,6 +427,10 @@ fn closing_the_client_ends_its_streams() {
         Ev::Error(e) => assert!(e.downcast_ref::<RSocketError>().is_some(), "{e}"),
         other => panic!("{other:?}"),
     }
-    support_wait("the server cancels the stream", || counting.cancelled.load(Ordering::SeqCst));
-    support_wait("the server drops the connection", || server.connections() == 0);
+    support_wait("the server cancels the stream", || {
+        counting.cancelled.load(Ordering::SeqCst)
+    });
+    support_wait("the server drops the connection", || {
+        server.connections() == 0
+    });
 }

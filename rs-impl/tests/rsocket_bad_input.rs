@@ -3,7 +3,7 @@
 //! connection's buffers grow; a peer that stops reading cannot make the server buffer
 //! without bound.
 #![cfg(feature = "rsocket")]
-#![allow(clippy::disallowed_types)]
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 #[path = "support/rsocket.rs"]
 mod support;
@@ -54,22 +54,61 @@ fn each_malformed_frame_gets_its_error_and_ends_only_its_connection() {
     let count = Counting::default();
     let (rt, server) = serve(router(&count), config());
     let good = rt
-        .block_on(Client::connect(server.local_addr(), ClientConfig::default()))
+        .block_on(Client::connect(
+            server.local_addr(),
+            ClientConfig::default(),
+        ))
         .unwrap();
     let setup_ok = setup_frame(60_000, 60_000, MIME);
     let cases: Vec<(&str, Vec<Vec<u8>>, u32)> = vec![
-        ("a frame shorter than its header", vec![vec![0, 0, 3, 0, 0, 0]], CONNECTION_ERROR),
-        ("a truncated REQUEST_N", vec![frame(1, 0x08, 0, &[0, 0])], CONNECTION_ERROR),
-        ("an unknown frame type without IGNORE", vec![frame(0, 0x20, 0, b"??")], CONNECTION_ERROR),
-        ("a REQUEST_N of 0", vec![
-            request(0x06, 1, Some(1), "count", b""),
-            frame(1, 0x08, 0, &0u32.to_be_bytes()),
-        ], CONNECTION_ERROR),
-        ("a REQUEST_N on a stream never opened", vec![frame(99, 0x08, 0, &5u32.to_be_bytes())], CONNECTION_ERROR),
-        ("a PAYLOAD on a stream never opened", vec![frame(7, 0x0A, 0x20, b"x")], CONNECTION_ERROR),
-        ("a length prefix above max_frame", vec![vec![0x01, 0, 0, 0, 0, 0, 0]], CONNECTION_ERROR),
-        ("a metadata length beyond the frame", vec![frame(1, 0x04, 0x100, &[0, 0, 200, 1, 2])], CONNECTION_ERROR),
-        ("a RESUME after SETUP", vec![frame(0, 0x0D, 0, &[0; 20])], CONNECTION_ERROR),
+        (
+            "a frame shorter than its header",
+            vec![vec![0, 0, 3, 0, 0, 0]],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a truncated REQUEST_N",
+            vec![frame(1, 0x08, 0, &[0, 0])],
+            CONNECTION_ERROR,
+        ),
+        (
+            "an unknown frame type without IGNORE",
+            vec![frame(0, 0x20, 0, b"??")],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a REQUEST_N of 0",
+            vec![
+                request(0x06, 1, Some(1), "count", b""),
+                frame(1, 0x08, 0, &0u32.to_be_bytes()),
+            ],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a REQUEST_N on a stream never opened",
+            vec![frame(99, 0x08, 0, &5u32.to_be_bytes())],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a PAYLOAD on a stream never opened",
+            vec![frame(7, 0x0A, 0x20, b"x")],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a length prefix above max_frame",
+            vec![vec![0x01, 0, 0, 0, 0, 0, 0]],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a metadata length beyond the frame",
+            vec![frame(1, 0x04, 0x100, &[0, 0, 200, 1, 2])],
+            CONNECTION_ERROR,
+        ),
+        (
+            "a RESUME after SETUP",
+            vec![frame(0, 0x0D, 0, &[0; 20])],
+            CONNECTION_ERROR,
+        ),
     ];
     for (what, frames, code) in cases {
         let mut raw = Raw::connect(server.local_addr());
@@ -82,11 +121,31 @@ fn each_malformed_frame_gets_its_error_and_ends_only_its_connection() {
         still_served(&rt, &good);
     }
     let setups: Vec<(&str, Vec<u8>, u32)> = vec![
-        ("a MIME type that is not UTF-8", setup_frame(1000, 1000, b"\xff\xfe"), INVALID_SETUP),
-        ("a first frame that is not SETUP", request(0x04, 1, None, "ping", b"x"), INVALID_SETUP),
-        ("a zero keepalive interval", setup_frame(0, 1000, MIME), INVALID_SETUP),
-        ("protocol version 2", setup_with(2, 1000, 1000, 0, MIME), 0x002),
-        ("a SETUP asking for resumption", setup_with(1, 1000, 1000, 0x80, MIME), 0x003),
+        (
+            "a MIME type that is not UTF-8",
+            setup_frame(1000, 1000, b"\xff\xfe"),
+            INVALID_SETUP,
+        ),
+        (
+            "a first frame that is not SETUP",
+            request(0x04, 1, None, "ping", b"x"),
+            INVALID_SETUP,
+        ),
+        (
+            "a zero keepalive interval",
+            setup_frame(0, 1000, MIME),
+            INVALID_SETUP,
+        ),
+        (
+            "protocol version 2",
+            setup_with(2, 1000, 1000, 0, MIME),
+            0x002,
+        ),
+        (
+            "a SETUP asking for resumption",
+            setup_with(1, 1000, 1000, 0x80, MIME),
+            0x003,
+        ),
     ];
     for (what, setup, code) in setups {
         let mut raw = Raw::connect(server.local_addr());
@@ -113,7 +172,10 @@ fn frames_the_spec_says_to_ignore_are_ignored() {
     raw.send(&request(0x04, 3, None, "ping", b"pong"));
     let (id, ty, _, body) = raw.recv().unwrap();
     assert_eq!((id, ty), (1, 0x0B));
-    assert_eq!(u32::from_be_bytes([body[0], body[1], body[2], body[3]]), 0x204);
+    assert_eq!(
+        u32::from_be_bytes([body[0], body[1], body[2], body[3]]),
+        0x204
+    );
     let (id, ty, _, body) = raw.recv().unwrap();
     assert_eq!((id, ty), (3, 0x0A));
     assert!(body.ends_with(b"pong"));
@@ -152,7 +214,12 @@ fn random_frame(rng: &mut Rng, next_id: &mut u32) -> Vec<u8> {
         }
         3 => frame(known, 0x08, 0, &(1 + rng.below(20) as u32).to_be_bytes()),
         4 => frame(known, 0x09, 0, b""),
-        5 => frame(known, 0x0A, [0x20, 0x40, 0x60, 0xA0][rng.below(4) as usize], &body),
+        5 => frame(
+            known,
+            0x0A,
+            [0x20, 0x40, 0x60, 0xA0][rng.below(4) as usize],
+            &body,
+        ),
         6 => frame(known, 0x0B, 0, &[0, 0, 2, 1]),
         7 => {
             let mut b = vec![0u8; 8];
@@ -161,7 +228,12 @@ fn random_frame(rng: &mut Rng, next_id: &mut u32) -> Vec<u8> {
         }
         8 => frame(0, 0x02, 0, &[0, 0, 0, 10, 0, 0, 0, 5]),
         9 => frame(0, 0x0C, 0x100, &body),
-        10 => frame(rng.below(8) as u32, rng.below(64) as u8, rng.below(1024) as u16, &body),
+        10 => frame(
+            rng.below(8) as u32,
+            rng.below(64) as u8,
+            rng.below(1024) as u16,
+            &body,
+        ),
         _ => frame(known, 0x08, 0, &(1 + rng.below(5) as u32).to_be_bytes()),
     };
     // About one frame in 40 is mangled.
@@ -215,10 +287,15 @@ fn a_seeded_random_frame_run_never_panics_hangs_or_grows() {
             assert!(s.streams <= cfg.connection.max_streams * 2, "{s:?}");
         }
     }
-    support::wait_for("every fuzzed connection is closed", || server.connections() == 0);
+    support::wait_for("every fuzzed connection is closed", || {
+        server.connections() == 0
+    });
     assert!(connections > 1, "the mangled frames ended some connections");
     let good = rt
-        .block_on(Client::connect(server.local_addr(), ClientConfig::default()))
+        .block_on(Client::connect(
+            server.local_addr(),
+            ClientConfig::default(),
+        ))
         .unwrap();
     still_served(&rt, &good);
 }
@@ -256,7 +333,10 @@ fn a_peer_that_stops_reading_cannot_make_the_server_buffer() {
     // block) instead of queueing answers.
     let mut flood = Raw::connect(server.local_addr());
     flood.send(&setup_frame(60_000, 60_000, MIME));
-    flood.0.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
+    flood
+        .0
+        .set_write_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
     let ka = frame(0, 0x03, 0x80, &[0u8; 1024]);
     let mut frames = 0u64;
     while flood.0.write_all(&ka).is_ok() {

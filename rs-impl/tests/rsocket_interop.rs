@@ -4,7 +4,7 @@
 //! server, and the Python client against our server. The Python side is
 //! `scripts/rsocket_interop.py`.
 #![cfg(feature = "rsocket")]
-#![allow(clippy::disallowed_types)]
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 #[path = "support/rsocket.rs"]
 mod support;
@@ -15,7 +15,9 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use rs_api::Publisher;
-use rs_impl::rsocket::{Client, ClientConfig, ErrorCode, Payload, RSocketError, Router, ServerConfig};
+use rs_impl::rsocket::{
+    Client, ClientConfig, ErrorCode, Payload, RSocketError, Router, ServerConfig,
+};
 use rs_impl::source;
 use support::{probe, serve, Counting, Ev};
 
@@ -129,7 +131,10 @@ fn our_client_against_the_python_server() {
         std::thread::sleep(std::time::Duration::from_millis(20));
         st = stats(&rt, &c);
     }
-    assert!(st.bool("cancelled"), "the Python generator was not cancelled");
+    assert!(
+        st.bool("cancelled"),
+        "the Python generator was not cancelled"
+    );
     assert_eq!(st.num("produced"), 5);
 
     // fire_and_forget.
@@ -154,7 +159,10 @@ fn our_client_against_the_python_server() {
     assert_eq!(h.take(3), ["echo:c0", "echo:c1", "echo:c2"]);
     assert!(matches!(h.next(), Ev::Complete));
     let st = stats(&rt, &c).text().to_owned();
-    assert!(st.contains(r#""channel_in": ["first", "c0", "c1", "c2"]"#), "{st}");
+    assert!(
+        st.contains(r#""channel_in": ["first", "c0", "c1", "c2"]"#),
+        "{st}"
+    );
 
     // An application error.
     let e = rt
@@ -175,12 +183,16 @@ fn the_python_client_against_our_server() {
     let fnf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let fnf2 = fnf.clone();
     let router = Router::new()
-        .request_response("echo", |p: Payload| async move { Ok(Payload::new(p.data, None)) })
+        .request_response("echo", |p: Payload| async move {
+            Ok(Payload::new(p.data, None))
+        })
         .request_response("fail", |_| async move {
             Err(RSocketError::application("rust says no").into())
         })
         .fire_and_forget("log", move |p| {
-            fnf2.lock().unwrap().push(p.data_utf8().unwrap_or("").to_owned())
+            fnf2.lock()
+                .unwrap()
+                .push(p.data_utf8().unwrap_or("").to_owned())
         })
         .request_stream("count", move |_| c1.clone())
         .request_stream("finite", move |_| c2.clone())
@@ -235,12 +247,16 @@ mod serde_like {
         }
         fn raw(&self, key: &str) -> &str {
             let pat = format!("\"{key}\": ");
-            let at = self.0.find(&pat).unwrap_or_else(|| panic!("no {key} in {}", self.0)) + pat.len();
+            let at = self
+                .0
+                .find(&pat)
+                .unwrap_or_else(|| panic!("no {key} in {}", self.0))
+                + pat.len();
             let rest = &self.0[at..];
             let end = if rest.starts_with('[') {
                 rest.find(']').unwrap() + 1
-            } else if rest.starts_with('"') {
-                rest[1..].find('"').unwrap() + 2
+            } else if let Some(quoted) = rest.strip_prefix('"') {
+                quoted.find('"').unwrap() + 2
             } else {
                 rest.find([',', '}']).unwrap()
             };

@@ -23,7 +23,9 @@ use std::sync::OnceLock;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rs_api::Publisher;
-use rs_impl::rsocket::{Client, ClientConfig, Payload, Route, Router, Server, ServerConfig, ServerHandle};
+use rs_impl::rsocket::{
+    Client, ClientConfig, Payload, Route, Router, Server, ServerConfig, ServerHandle,
+};
 use rs_impl::source;
 use rs_impl::subscriber::for_each;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -96,7 +98,9 @@ pub fn rsocket_ping_pong(clients: u64, n: u64) -> u64 {
             .map(|c| {
                 let (from, to) = (n * c / clients, n * (c + 1) / clients);
                 tokio::spawn(async move {
-                    let client = Client::connect(addr, ClientConfig::default()).await.expect("connect");
+                    let client = Client::connect(addr, ClientConfig::default())
+                        .await
+                        .expect("connect");
                     let route = Route::new("ping");
                     let sum = Checksum::default();
                     let mut next = from;
@@ -131,11 +135,15 @@ pub fn rsocket_ping_pong(clients: u64, n: u64) -> u64 {
 
 /// The raw echo server: 3-byte length prefix, then the message; echoed back in batches.
 async fn echo_server() -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         loop {
-            let Ok((mut s, _)) = listener.accept().await else { return };
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
             let _ = s.set_nodelay(true);
             tokio::spawn(async move {
                 let mut inbuf = BytesMut::with_capacity(64 << 10);
@@ -146,7 +154,9 @@ async fn echo_server() -> std::net::SocketAddr {
                         Ok(_) => {}
                     }
                     while inbuf.len() >= 3 {
-                        let len = ((inbuf[0] as usize) << 16) | ((inbuf[1] as usize) << 8) | inbuf[2] as usize;
+                        let len = ((inbuf[0] as usize) << 16)
+                            | ((inbuf[1] as usize) << 8)
+                            | inbuf[2] as usize;
                         if inbuf.len() < 3 + len {
                             break;
                         }
@@ -225,7 +235,10 @@ pub fn rsocket_request_stream(k: u64, n: u64) -> u64 {
     let env = env();
     let client = env
         .rt
-        .block_on(Client::connect(env.server.local_addr(), ClientConfig::default()))
+        .block_on(Client::connect(
+            env.server.local_addr(),
+            ClientConfig::default(),
+        ))
         .expect("connect");
     let sum = std::sync::Arc::new(Checksum::default());
     let s2 = sum.clone();

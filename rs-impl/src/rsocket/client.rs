@@ -16,9 +16,10 @@ use super::conn::keepalive::{self, Keepalive};
 use super::conn::{reader, writer, Conn};
 use super::error::RSocketError;
 use super::frame::{Frame, Setup, VERSION};
-use super::inbound::{ChannelInput, Inbound, Request};
+use super::inbound::Inbound;
 use super::metadata::Route;
 use super::outbox::{Opening, Out};
+use super::part::{ChannelInput, Request};
 use super::payload::Payload;
 use super::response::Response;
 use super::table::Role;
@@ -95,7 +96,10 @@ impl Client {
     /// # Cancel safety
     ///
     /// Dropping the future before it resolves drops the connection.
-    pub async fn connect(addr: impl ToSocketAddrs, config: ClientConfig) -> Result<Client, RSocketError> {
+    pub async fn connect(
+        addr: impl ToSocketAddrs,
+        config: ClientConfig,
+    ) -> Result<Client, RSocketError> {
         config
             .validate()
             .map_err(|e| RSocketError::Closed(e.to_string()))?;
@@ -104,7 +108,7 @@ impl Client {
         let (rd, wr) = stream.into_split();
         let cc = &config.connection;
         let conn = Arc::new(Conn::new(Role::Client, cc.clone()));
-            if config.lease {
+        if config.lease {
             conn.lease.lock().enforced = true;
         }
         conn.send(Frame::Setup(Box::new(Setup {
@@ -166,7 +170,12 @@ impl Client {
     /// publisher is the responder's answers (as for [`request_stream`](Self::request_stream)).
     /// Each subscriber of the returned publisher opens its own channel and subscribes
     /// `input` again.
-    pub fn request_channel<P>(&self, route: impl Into<Route>, first: Payload, input: P) -> RemoteStream
+    pub fn request_channel<P>(
+        &self,
+        route: impl Into<Route>,
+        first: Payload,
+        input: P,
+    ) -> RemoteStream
     where
         P: Publisher<Payload> + Send + Sync + 'static,
     {
@@ -193,7 +202,11 @@ impl Client {
     /// # Cancel safety
     ///
     /// Dropping the future before it resolves may or may not send the request.
-    pub async fn fire_and_forget(&self, route: impl Into<Route>, payload: Payload) -> Result<(), RSocketError> {
+    pub async fn fire_and_forget(
+        &self,
+        route: impl Into<Route>,
+        payload: Payload,
+    ) -> Result<(), RSocketError> {
         let conn = self.conn();
         let limit = conn.config.control_queue;
         futures::future::poll_fn(|cx| conn.outbox.poll_below(cx, limit)).await;
@@ -215,7 +228,10 @@ impl Client {
         let conn = self.conn();
         let limit = conn.config.control_queue;
         futures::future::poll_fn(|cx| conn.outbox.poll_below(cx, limit)).await;
-        if conn.outbox.push(Out::Frame(Frame::MetadataPush { metadata })) {
+        if conn
+            .outbox
+            .push(Out::Frame(Frame::MetadataPush { metadata }))
+        {
             Ok(())
         } else {
             Err(self.closed_error())

@@ -94,7 +94,10 @@ impl ConnectionConfig {
             format!("mtu {} is outside {MIN_MTU}..={MAX_FRAME_LEN}", self.mtu)
         })?;
         check((MIN_MTU..=MAX_FRAME_LEN).contains(&self.max_frame), || {
-            format!("max_frame {} is outside {MIN_MTU}..={MAX_FRAME_LEN}", self.max_frame)
+            format!(
+                "max_frame {} is outside {MIN_MTU}..={MAX_FRAME_LEN}",
+                self.max_frame
+            )
         })?;
         check(self.max_payload > 0, || "max_payload is 0".into())?;
         check(self.stream_window > 0, || "stream_window is 0".into())?;
@@ -171,8 +174,13 @@ impl ClientConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.keepalive_ms()?;
         self.lifetime_ms()?;
-        for (what, mime) in [("metadata_mime", &self.metadata_mime), ("data_mime", &self.data_mime)] {
-            check(mime.len() <= 255, || format!("{what} is longer than 255 bytes"))?;
+        for (what, mime) in [
+            ("metadata_mime", &self.metadata_mime),
+            ("data_mime", &self.data_mime),
+        ] {
+            check(mime.len() <= 255, || {
+                format!("{what} is longer than 255 bytes")
+            })?;
         }
         self.connection.validate()
     }
@@ -259,9 +267,10 @@ impl ServerConfig {
     /// The first field out of range (`lanes` other than 1 is not supported yet).
     pub fn validate(&self) -> Result<(), ConfigError> {
         millis(self.lease.ttl, "lease.ttl")?;
-        check(self.lease.requests > 0 && self.lease.requests <= MAX_U31, || {
-            "lease.requests is outside 1..=2^31-1".into()
-        })?;
+        check(
+            self.lease.requests > 0 && self.lease.requests <= MAX_U31,
+            || "lease.requests is outside 1..=2^31-1".into(),
+        )?;
         millis(self.max_lifetime, "max_lifetime")?;
         check(self.lanes == 1, || {
             format!("lanes = {}: only one inbound lane is supported", self.lanes)

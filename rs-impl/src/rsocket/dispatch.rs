@@ -26,7 +26,6 @@ use bytes::Bytes;
 use futures::FutureExt;
 use rs_api::Error;
 
-use super::conn::reader::{Reader, Stop};
 use super::conn::{end_slot, Conn};
 use super::error::{ErrorCode, RSocketError};
 use super::frame::Frame;
@@ -38,6 +37,9 @@ use super::router::{ChannelInbound, Router};
 use super::table::{Part, Refused, Slot};
 use crate::loom::sync::Arc;
 use crate::panics::panic_message;
+
+/// The reader stops: the connection is closed.
+pub(crate) struct Stop;
 
 /// The dispatch of one connection's stream frames (one lane).
 pub(crate) struct Dispatch {
@@ -128,10 +130,10 @@ impl Dispatch {
     }
 
     /// Hands one stream frame to its stream (or its request to its handler).
-    pub(crate) async fn frame(&self, reader: &Reader, frame: Frame) -> Result<(), Stop> {
+    pub(crate) async fn frame(&self, frame: Frame) -> Result<(), Stop> {
         match frame {
             Frame::RequestStream { id, n, payload, .. } => {
-                reader.room().await;
+                self.conn.room().await;
                 self.request_stream(id, n, payload);
             }
             Frame::RequestChannel {
@@ -141,15 +143,15 @@ impl Dispatch {
                 payload,
                 ..
             } => {
-                reader.room().await;
+                self.conn.room().await;
                 self.request_channel(id, n, complete, payload);
             }
             Frame::RequestResponse { id, payload, .. } => {
-                reader.room().await;
+                self.conn.room().await;
                 self.request_response(id, payload);
             }
             Frame::RequestFnf { id, payload, .. } => {
-                reader.room().await;
+                self.conn.room().await;
                 if self.conn.table.open_remote(id, Slot::default()).is_ok() {
                     if let Some(router) = self.admit(id, false) {
                         let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -197,7 +199,11 @@ impl Dispatch {
             return;
         };
         if n == 0 {
-            return self.error(id, ErrorCode::Invalid, "REQUEST_STREAM with an initial n of 0");
+            return self.error(
+                id,
+                ErrorCode::Invalid,
+                "REQUEST_STREAM with an initial n of 0",
+            );
         }
         let pump = Pump::new(self.conn.clone(), id, n);
         let slot = Slot {
@@ -211,7 +217,11 @@ impl Dispatch {
             Ok(publisher) => publisher.subscribe(Box::new(Pump::subscriber(&pump))),
             Err(e) => {
                 self.conn.table.remove(id);
-                self.error(id, e.code().unwrap_or(ErrorCode::ApplicationError), e.message());
+                self.error(
+                    id,
+                    e.code().unwrap_or(ErrorCode::ApplicationError),
+                    e.message(),
+                );
             }
         }
     }
@@ -221,7 +231,11 @@ impl Dispatch {
             return;
         };
         if n == 0 {
-            return self.error(id, ErrorCode::Invalid, "REQUEST_CHANNEL with an initial n of 0");
+            return self.error(
+                id,
+                ErrorCode::Invalid,
+                "REQUEST_CHANNEL with an initial n of 0",
+            );
         }
         let pump = Pump::new(self.conn.clone(), id, n);
         let inbound = Inbound::responder(self.conn.clone(), id);
@@ -243,7 +257,11 @@ impl Dispatch {
                 if let Some(slot) = self.conn.table.remove(id) {
                     end_slot(slot, &e);
                 }
-                self.error(id, e.code().unwrap_or(ErrorCode::ApplicationError), e.message());
+                self.error(
+                    id,
+                    e.code().unwrap_or(ErrorCode::ApplicationError),
+                    e.message(),
+                );
             }
         }
     }
@@ -295,8 +313,7 @@ impl Dispatch {
             if let Some(slot) = self.conn.table.remove(id) {
                 if let Some(i) = &slot.inbound {
                     i.fail(
-                        RSocketError::remote(ErrorCode::Canceled, "the requester cancelled")
-                            .into(),
+                        RSocketError::remote(ErrorCode::Canceled, "the requester cancelled").into(),
                     );
                 }
                 if let Some(p) = &slot.outbound {
@@ -363,7 +380,9 @@ fn flatten(
     r: Result<Result<Payload, Error>, Box<dyn std::any::Any + Send>>,
 ) -> Result<Payload, Error> {
     r.unwrap_or_else(|p| {
-        Err(RSocketError::application(format!("the handler panicked: {}", panic_message(&*p))).into())
+        Err(
+            RSocketError::application(format!("the handler panicked: {}", panic_message(&*p)))
+                .into(),
+        )
     })
 }
-

@@ -111,7 +111,6 @@ impl ErrorCode {
                 | ErrorCode::ConnectionClose
         )
     }
-
 }
 
 impl fmt::Display for ErrorCode {

@@ -29,13 +29,13 @@
 use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
 
-use rs_api::{BoxSubscriber, Error, Publisher, Subscription, SubscriptionRef, UNBOUNDED};
+use rs_api::{BoxSubscriber, Error, Subscription, SubscriptionRef, UNBOUNDED};
 
 use super::conn::Conn;
 use super::error::RSocketError;
 use super::frame::MAX_U31;
-use super::metadata::Route;
 use super::outbox::Out;
+use super::part::{Control, InPart, Request};
 use super::payload::Payload;
 use super::table::Part;
 use crate::demand::Demand;
@@ -64,24 +64,6 @@ const UNBOUNDED_SENT: u32 = 1 << 6;
 /// unbounded to rsocket-java.
 const MAX_BOUNDED_CREDIT: u64 = MAX_U31 as u64 - 1;
 
-/// A local publisher that feeds a channel's requester side.
-pub(crate) type ChannelInput = std::sync::Arc<dyn Publisher<Payload> + Send + Sync>;
-
-/// What this side's request sends when it opens.
-pub(crate) enum Request {
-    /// REQUEST_STREAM.
-    Stream {
-        route: Option<Route>,
-        payload: Payload,
-    },
-    /// REQUEST_CHANNEL, with the publisher of this side's half.
-    Channel {
-        route: Option<Route>,
-        payload: Payload,
-        input: ChannelInput,
-    },
-}
-
 /// An event from the wire, waiting for the drainer.
 enum Event {
     Next(Payload),
@@ -106,27 +88,10 @@ struct Delivery {
     finished: bool,
 }
 
-/// One inbound stream: a shared handle (the table, the outbox and the subscription hold
-/// clones).
-#[derive(Clone)]
-pub(crate) struct Inbound(Arc<Shared>);
-
-impl std::fmt::Debug for Inbound {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::ops::Deref for Inbound {
-    type Target = Shared;
-
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
-/// The state of one inbound stream.
-pub(crate) struct Shared {
+/// One inbound stream (shared: the table, the outbox and the subscription hold it).
+pub(crate) struct Inbound {
+    /// This stream's own handle, for the items it queues for the writer.
+    me: std::sync::Weak<Inbound>,
     conn: Arc<Conn>,
     /// This side requested the stream (its cancel ends the whole stream); otherwise it is a
     /// responder's channel input (its cancel ends only this half).
@@ -148,7 +113,7 @@ pub(crate) struct Shared {
     request: Mutex<Option<Request>>,
 }
 
-impl std::fmt::Debug for Shared {
+impl std::fmt::Debug for Inbound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Inbound")
             .field("id", &self.id.load(Ordering::Relaxed))
@@ -158,7 +123,7 @@ impl std::fmt::Debug for Shared {
 }
 
 /// The subscription handed to the subscriber.
-struct Handle(Inbound);
+struct Handle(std::sync::Arc<Inbound>);
 
 impl Subscription for Handle {
     fn request(&self, n: u64) {
@@ -172,17 +137,24 @@ impl Subscription for Handle {
 
 impl Inbound {
     /// A requester's stream, to be opened by its first request.
-    pub(crate) fn requester(conn: Arc<Conn>, request: Request) -> Self {
-        Inbound(Arc::new(Self::new(conn, true, 0, 0, Some(request))))
+    pub(crate) fn requester(conn: Arc<Conn>, request: Request) -> std::sync::Arc<Self> {
+        Self::new(conn, true, 0, 0, Some(request))
     }
 
     /// A responder's channel input on stream `id` (already open: the peer opened it).
-    pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> Self {
-        Inbound(Arc::new(Self::new(conn, false, id, OPENED, None)))
+    pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> std::sync::Arc<Self> {
+        Self::new(conn, false, id, OPENED, None)
     }
 
-    fn new(conn: Arc<Conn>, requester: bool, id: u32, state: u32, request: Option<Request>) -> Shared {
-        Shared {
+    fn new(
+        conn: Arc<Conn>,
+        requester: bool,
+        id: u32,
+        state: u32,
+        request: Option<Request>,
+    ) -> std::sync::Arc<Self> {
+        std::sync::Arc::new_cyclic(|me| Inbound {
+            me: me.clone(),
             requester,
             events: Mutex::new(Events {
                 items: VecDeque::with_capacity(conn.config.inbound_buffer.min(64)),
@@ -202,7 +174,12 @@ impl Inbound {
             }),
             pending: Mutex::new(None),
             request: Mutex::new(request),
-        }
+        })
+    }
+
+    /// This stream's handle (it is alive: `self` is borrowed from it).
+    fn arc(&self) -> std::sync::Arc<Self> {
+        self.me.upgrade().expect("a live stream")
     }
 
     /// The stream id (0 until the request went out).
@@ -213,7 +190,7 @@ impl Inbound {
     /// Subscribes `subscriber`: `on_subscribe` now, on this thread.
     pub(crate) fn start(&self, subscriber: BoxSubscriber<Payload>) {
         *self.pending.lock() = Some(subscriber);
-        let handle: SubscriptionRef = std::sync::Arc::new(Handle(self.clone()));
+        let handle: SubscriptionRef = std::sync::Arc::new(Handle(self.arc()));
         let mut handle = Some(handle);
         self.drain.drain(|d| {
             if d.subscriber.is_none() && !d.finished {
@@ -327,20 +304,22 @@ impl Inbound {
             return self.run();
         }
         let unbounded = self.demand.is_unbounded();
-        let _ = self.unsent.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
-            if u == UNBOUNDED || unbounded {
-                Some(UNBOUNDED)
-            } else {
-                Some(u.saturating_add(n))
-            }
-        });
+        let _ = self
+            .unsent
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                if u == UNBOUNDED || unbounded {
+                    Some(UNBOUNDED)
+                } else {
+                    Some(u.saturating_add(n))
+                }
+            });
         if state & (OPEN_QUEUED | OPENED) == 0 {
             let prev = self.state.fetch_or(OPEN_QUEUED, Ordering::AcqRel);
             if prev & (OPEN_QUEUED | OPENED) == 0 {
                 if !self
                     .conn
                     .outbox
-                    .push(Out::Open(super::outbox::Opening::Stream(self.clone())))
+                    .push(Out::Open(super::outbox::Opening::Stream(self.arc())))
                 {
                     self.fail(self.closed_error().into());
                 }
@@ -355,7 +334,7 @@ impl Inbound {
     fn queue_credit(&self) {
         let prev = self.state.fetch_or(CREDIT_QUEUED, Ordering::AcqRel);
         if prev & CREDIT_QUEUED == 0 {
-            self.conn.outbox.push(Out::Credit(self.clone()));
+            self.conn.outbox.push(Out::Credit(self.arc()));
         }
     }
 
@@ -438,9 +417,15 @@ impl Inbound {
         let sent = taken.min(MAX_BOUNDED_CREDIT);
         if taken > sent {
             let rest = taken - sent;
-            let _ = self.unsent.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
-                Some(if u == UNBOUNDED { u } else { u.saturating_add(rest) })
-            });
+            let _ = self
+                .unsent
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                    Some(if u == UNBOUNDED {
+                        u
+                    } else {
+                        u.saturating_add(rest)
+                    })
+                });
             self.queue_credit();
         }
         sent as u32
@@ -550,10 +535,26 @@ impl Inbound {
     }
 }
 
-/// What the writer sends for an inbound stream's credit-or-cancel item.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Control {
-    Nothing,
-    RequestN(u32, u32),
-    Cancel(u32),
+impl InPart for Inbound {
+    fn take_request(&self) -> Option<Request> {
+        Inbound::take_request(self)
+    }
+    fn opened(&self, id: u32) -> bool {
+        Inbound::opened(self, id)
+    }
+    fn take_credit(&self) -> u32 {
+        Inbound::take_credit(self)
+    }
+    fn flush_control(&self) -> Control {
+        Inbound::flush_control(self)
+    }
+    fn poll_next(&self, cx: &mut Context<'_>, payload: &mut Option<Payload>) -> Poll<bool> {
+        Inbound::poll_next(self, cx, payload)
+    }
+    fn complete(&self) {
+        Inbound::complete(self)
+    }
+    fn fail(&self, error: Error) {
+        Inbound::fail(self, error)
+    }
 }

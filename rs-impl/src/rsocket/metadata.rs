@@ -137,7 +137,9 @@ fn malformed(what: &'static str, detail: impl Into<String>) -> MetadataError {
 /// assert_eq!(metadata::entries(&m).count(), 1);
 /// assert!(metadata::entries(&[0x05]).next().unwrap().is_err());
 /// ```
-pub fn entries(metadata: &[u8]) -> impl Iterator<Item = Result<(MimeType<'_>, &[u8]), MetadataError>> {
+pub fn entries(
+    metadata: &[u8],
+) -> impl Iterator<Item = Result<(MimeType<'_>, &[u8]), MetadataError>> {
     let mut rest = metadata;
     let mut failed = false;
     std::iter::from_fn(move || {
@@ -162,14 +164,16 @@ fn next_entry<'a>(rest: &mut &'a [u8]) -> Result<(MimeType<'a>, &'a [u8]), Metad
             .get(at..at + len)
             .ok_or_else(|| malformed("composite metadata", "a MIME type beyond the end"))?;
         at += len;
-        MimeType::Explicit(std::str::from_utf8(raw).map_err(|_| {
-            malformed("composite metadata", "a MIME type that is not UTF-8")
-        })?)
+        MimeType::Explicit(
+            std::str::from_utf8(raw)
+                .map_err(|_| malformed("composite metadata", "a MIME type that is not UTF-8"))?,
+        )
     };
     let len_bytes = rest
         .get(at..at + 3)
         .ok_or_else(|| malformed("composite metadata", "an entry length beyond the end"))?;
-    let len = ((len_bytes[0] as usize) << 16) | ((len_bytes[1] as usize) << 8) | len_bytes[2] as usize;
+    let len =
+        ((len_bytes[0] as usize) << 16) | ((len_bytes[1] as usize) << 8) | len_bytes[2] as usize;
     at += 3;
     let body = rest
         .get(at..at + len)
@@ -194,11 +198,12 @@ pub fn tags(routing: &[u8]) -> impl Iterator<Item = Result<&str, MetadataError>>
             return None;
         }
         let len = rest[0] as usize;
-        let tag = rest.get(1..1 + len).ok_or_else(|| {
-            malformed("routing metadata", "a tag beyond the end")
-        });
+        let tag = rest
+            .get(1..1 + len)
+            .ok_or_else(|| malformed("routing metadata", "a tag beyond the end"));
         let tag = tag.and_then(|raw| {
-            std::str::from_utf8(raw).map_err(|_| malformed("routing metadata", "a tag that is not UTF-8"))
+            std::str::from_utf8(raw)
+                .map_err(|_| malformed("routing metadata", "a tag that is not UTF-8"))
         });
         match tag {
             Ok(t) => {
@@ -293,7 +298,10 @@ impl CompositeMetadata {
                 self.buf.put_slice(mime.as_bytes());
             }
         }
-        assert!(entry.len() <= 0xFF_FFFF, "a metadata entry is at most 16,777,215 bytes");
+        assert!(
+            entry.len() <= 0xFF_FFFF,
+            "a metadata entry is at most 16,777,215 bytes"
+        );
         put_u24(&mut self.buf, entry.len());
         self.buf.put_slice(entry);
         self

@@ -91,6 +91,7 @@
 //! | `frame/` | frame types, flags and fields; parsing (zero-copy) and writing (fragmentation) |
 //! | `codec.rs` | the TCP length prefix: tokio-util's `Decoder`/`Encoder` |
 //! | `metadata.rs` | composite metadata and routing |
+//! | `part.rs` | the parts of a stream as the connection sees them (traits) |
 //! | `table.rs` | the stream table: ids, slots, the close |
 //! | `outbox.rs` | the writer's queue and its bounds |
 //! | `inbound.rs` | PAYLOADs to a local subscriber; its requests and cancel to the wire |
@@ -141,6 +142,7 @@ pub mod metadata;
 #[doc(hidden)]
 pub mod model;
 mod outbox;
+mod part;
 mod payload;
 mod pump;
 mod response;

@@ -14,7 +14,8 @@ use super::config::ConnectionConfig;
 use super::conn::{writer, Conn};
 use super::error::RSocketError;
 use super::frame::Frame;
-use super::inbound::{Inbound, Request};
+use super::inbound::Inbound;
+use super::part::Request;
 use super::payload::Payload;
 use super::pump::Pump;
 use super::table::{Role, Slot};
@@ -156,8 +157,10 @@ impl Model {
 
     /// The connection's end.
     pub fn close(&self) {
-        self.conn
-            .close(RSocketError::Closed("the model closed the connection".into()), None);
+        self.conn.close(
+            RSocketError::Closed("the model closed the connection".into()),
+            None,
+        );
     }
 
     /// Streams in the table.
@@ -174,9 +177,7 @@ fn wire(f: &Frame) -> Wire {
         | Frame::RequestFnf { id, .. } => Wire::Request(*id),
         Frame::RequestN { id, n } => Wire::RequestN(*id, *n),
         Frame::Cancel { id } => Wire::Cancel(*id),
-        Frame::Payload {
-            id, next: true, ..
-        } => Wire::Next(*id),
+        Frame::Payload { id, next: true, .. } => Wire::Next(*id),
         Frame::Payload { id, .. } => Wire::Complete(*id),
         Frame::Error { id, .. } => Wire::Error(*id),
         _ => Wire::Other,

@@ -4,7 +4,7 @@
 //! **Bound.** The queue has no capacity of its own: every producer is bounded where it
 //! stands, and the sum is the bound (the module documentation lists it):
 //!
-//! * an outbound stream ([`Pump`]) queues only elements its publisher was asked for, and it
+//! * an outbound stream queues only elements its publisher was asked for, and it
 //!   asks for at most `stream_window` elements beyond what the writer has written;
 //! * an inbound stream queues at most one credit-or-cancel item at a time (REQUEST_N credit
 //!   accumulates in the stream while its item waits) and one opening request;
@@ -17,25 +17,22 @@
 //! The writer takes everything queued in one swap (no allocation once both queues have
 //! grown to their working size), so a burst costs one lock for the writer.
 //!
-//! [`Pump`]: super::pump::Pump
 
 use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
 
 use super::frame::Frame;
-use super::inbound::Inbound;
+use super::part::{InRef, OutRef, RespRef};
 use super::payload::Payload;
-use super::pump::Pump;
-use super::response::ResponseSlot;
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::Mutex;
 
 /// A request of this side that the writer opens: it allocates the stream id and puts the
 /// stream in the table in wire order.
 pub(crate) enum Opening {
     /// REQUEST_STREAM or REQUEST_CHANNEL (with its outbound half).
-    Stream(Inbound),
+    Stream(InRef),
     /// REQUEST_RESPONSE.
-    Response(Arc<ResponseSlot>),
+    Response(RespRef),
     /// REQUEST_FNF: the request alone.
     FireAndForget(Payload),
 }
@@ -45,11 +42,11 @@ pub(crate) enum Out {
     /// A frame of the connection or of a stream that is already encoded as a value.
     Frame(Frame),
     /// An element of an outbound stream: PAYLOAD(N), counted in its window when written.
-    Next(Arc<Pump>, Payload),
+    Next(OutRef, Payload),
     /// The end of an outbound stream: PAYLOAD(C).
-    Complete(Arc<Pump>),
+    Complete(OutRef),
     /// An inbound stream's pending credit (REQUEST_N) or cancel (CANCEL).
-    Credit(Inbound),
+    Credit(InRef),
     /// A request to open.
     Open(Opening),
 }
@@ -192,7 +189,11 @@ impl Outbox {
     }
 
     /// Appends whatever was queued since the last take to `batch` (ready at once).
-    pub(crate) fn poll_take_more(&self, _cx: &mut Context<'_>, batch: &mut VecDeque<Out>) -> Poll<()> {
+    pub(crate) fn poll_take_more(
+        &self,
+        _cx: &mut Context<'_>,
+        batch: &mut VecDeque<Out>,
+    ) -> Poll<()> {
         let mut s = self.state.lock();
         if !s.closed {
             batch.extend(s.items.drain(..));
@@ -231,7 +232,6 @@ impl Outbox {
         }
         items
     }
-
 }
 
 impl std::fmt::Debug for Outbox {

@@ -29,11 +29,15 @@ use super::conn::Conn;
 use super::error::RSocketError;
 use super::frame::{Frame, MAX_U31};
 use super::outbox::Out;
+use super::part::OutPart;
 use super::payload::Payload;
 use super::table::Part;
 use crate::handoff::InFlight;
 use crate::loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::loom::sync::{Arc, Mutex};
+
+/// A handle on a pump (std's `Arc`: the connection holds it as an [`OutPart`] object).
+pub(crate) type PumpRef = std::sync::Arc<Pump>;
 use crate::serial::DrainLoop;
 
 /// The peer cancelled, or the connection ended.
@@ -79,8 +83,8 @@ impl std::fmt::Debug for Pump {
 impl Pump {
     /// A pump for stream `id` with the peer's initial credit `n` (0 for a requester's channel
     /// input, which waits for the responder's REQUEST_N).
-    pub(crate) fn new(conn: Arc<Conn>, id: u32, n: u32) -> Arc<Self> {
-        let pump = Arc::new(Pump {
+    pub(crate) fn new(conn: Arc<Conn>, id: u32, n: u32) -> PumpRef {
+        let pump = std::sync::Arc::new(Pump {
             conn,
             id,
             state: AtomicU32::new(0),
@@ -102,12 +106,8 @@ impl Pump {
     }
 
     /// The subscriber to subscribe to the local publisher.
-    pub(crate) fn subscriber(this: &Arc<Self>) -> PumpSubscriber {
+    pub(crate) fn subscriber(this: &PumpRef) -> PumpSubscriber {
         PumpSubscriber(this.clone())
-    }
-
-    pub(crate) fn id(&self) -> u32 {
-        self.id
     }
 
     fn add_credit(&self, n: u32) {
@@ -189,7 +189,7 @@ impl Pump {
 }
 
 /// The subscriber a [`Pump`] subscribes to its local publisher.
-pub(crate) struct PumpSubscriber(Arc<Pump>);
+pub(crate) struct PumpSubscriber(PumpRef);
 
 impl std::fmt::Debug for PumpSubscriber {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -202,7 +202,8 @@ impl Subscriber<Payload> for PumpSubscriber {
         let p = &self.0;
         {
             let mut slot = p.sub.lock();
-            if slot.cancelled || slot.subscription.is_some() || p.state.load(Ordering::Acquire) != 0 {
+            if slot.cancelled || slot.subscription.is_some() || p.state.load(Ordering::Acquire) != 0
+            {
                 drop(slot);
                 subscription.cancel(); // cancelled already, or a second subscription (2.5)
                 return;
@@ -259,5 +260,23 @@ impl Subscriber<Payload> for PumpSubscriber {
         if p.end() && p.is_live() {
             p.conn.outbox.push(Out::Complete(p.clone()));
         }
+    }
+}
+
+impl OutPart for Pump {
+    fn id(&self) -> u32 {
+        self.id
+    }
+    fn grant(&self, n: u32) {
+        Pump::grant(self, n)
+    }
+    fn wrote(&self, k: u64) {
+        Pump::wrote(self, k)
+    }
+    fn is_live(&self) -> bool {
+        Pump::is_live(self)
+    }
+    fn cancel(&self) {
+        Pump::cancel(self)
     }
 }

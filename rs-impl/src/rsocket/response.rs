@@ -18,8 +18,13 @@ use super::error::RSocketError;
 use super::frame::Frame;
 use super::metadata::Route;
 use super::outbox::{Opening, Out};
+use super::part::RespPart;
 use super::payload::Payload;
 use crate::loom::sync::{Arc, Mutex};
+
+/// A handle on a request_response (std's `Arc`: the connection holds it as a [`RespPart`]
+/// object).
+pub(crate) type SlotRef = std::sync::Arc<ResponseSlot>;
 
 enum Phase {
     /// Not polled yet: the request waits here.
@@ -53,20 +58,20 @@ impl std::fmt::Debug for ResponseSlot {
 }
 
 impl ResponseSlot {
-    fn new(conn: Arc<Conn>, phase: Phase) -> Arc<Self> {
-        Arc::new(ResponseSlot {
+    fn new(conn: Arc<Conn>, phase: Phase) -> SlotRef {
+        std::sync::Arc::new(ResponseSlot {
             conn,
             state: Mutex::new(State {
                 phase,
                 result: None,
                 waker: None,
-                            task: None,
+                task: None,
             }),
         })
     }
 
     /// The responder's side of stream `id`, whose answer runs as `task`.
-    pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> Arc<Self> {
+    pub(crate) fn responder(conn: Arc<Conn>, id: u32) -> SlotRef {
         Self::new(conn, Phase::Sent(id))
     }
 
@@ -116,10 +121,10 @@ impl ResponseSlot {
         }
         s.phase = Phase::Done;
         s.result = Some(result);
-            let task = s.task.take();
+        let task = s.task.take();
         let w = s.waker.take();
         drop(s);
-            if let Some(t) = task {
+        if let Some(t) = task {
             t.abort();
         }
         if let Some(w) = w {
@@ -139,7 +144,7 @@ impl ResponseSlot {
             return false;
         }
         s.phase = Phase::Done;
-            {
+        {
             s.task = None;
         }
         true
@@ -170,14 +175,16 @@ impl ResponseSlot {
 /// the request went out, and the answer, if it comes, is ignored.
 #[must_use = "a Response does nothing unless awaited"]
 pub struct Response {
-    slot: Arc<ResponseSlot>,
+    slot: SlotRef,
     sent: bool,
     done: bool,
 }
 
 impl std::fmt::Debug for Response {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Response").field("done", &self.done).finish()
+        f.debug_struct("Response")
+            .field("done", &self.done)
+            .finish()
     }
 }
 
@@ -203,12 +210,19 @@ impl Future for Response {
         }
         if matches!(s.phase, Phase::Done) {
             self.done = true;
-            return Poll::Ready(Err(RSocketError::Closed("the response was already taken".into())));
+            return Poll::Ready(Err(RSocketError::Closed(
+                "the response was already taken".into(),
+            )));
         }
         s.waker = Some(cx.waker().clone());
         drop(s);
         let first = !std::mem::replace(&mut self.sent, true);
-        if first && !slot.conn.outbox.push(Out::Open(Opening::Response(slot.clone()))) {
+        if first
+            && !slot
+                .conn
+                .outbox
+                .push(Out::Open(Opening::Response(slot.clone())))
+        {
             let e = slot
                 .conn
                 .close_reason()
@@ -224,5 +238,20 @@ impl Drop for Response {
         if !self.done {
             self.slot.abandon();
         }
+    }
+}
+
+impl RespPart for ResponseSlot {
+    fn take_request(&self) -> Option<(Option<Route>, Payload)> {
+        ResponseSlot::take_request(self)
+    }
+    fn opened(&self, id: u32) -> bool {
+        ResponseSlot::opened(self, id)
+    }
+    fn resolve(&self, result: Result<Payload, RSocketError>) {
+        ResponseSlot::resolve(self, result)
+    }
+    fn fail(&self, error: RSocketError) {
+        ResponseSlot::fail(self, error)
     }
 }

@@ -166,7 +166,10 @@ impl Router {
         )
     }
 
-    pub(crate) fn handle_stream(&self, request: Payload) -> Result<BoxPublisher<Payload>, RSocketError> {
+    pub(crate) fn handle_stream(
+        &self,
+        request: Payload,
+    ) -> Result<BoxPublisher<Payload>, RSocketError> {
         let (route, h) = self.handlers(&request)?;
         match h.and_then(|h| h.stream.as_ref()) {
             Some(f) => Ok(f(request)),
@@ -216,7 +219,7 @@ impl Router {
 /// If nobody subscribes, the requester is never granted credit and sends nothing more.
 #[must_use = "the requester sends nothing until this publisher is subscribed and requested from"]
 pub struct ChannelInbound {
-    inner: crate::loom::sync::Mutex<Option<Inbound>>,
+    inner: crate::loom::sync::Mutex<Option<std::sync::Arc<Inbound>>>,
 }
 
 impl std::fmt::Debug for ChannelInbound {
@@ -226,7 +229,7 @@ impl std::fmt::Debug for ChannelInbound {
 }
 
 impl ChannelInbound {
-    pub(crate) fn new(inbound: Inbound) -> Self {
+    pub(crate) fn new(inbound: std::sync::Arc<Inbound>) -> Self {
         ChannelInbound {
             inner: crate::loom::sync::Mutex::new(Some(inbound)),
         }

@@ -295,7 +295,8 @@ async fn connection(
     }
     registry.lock().insert(n, conn.clone());
     tokio::spawn(writer::run(conn.clone(), wr, codec.clone()));
-    let lifetime = std::time::Duration::from_millis(setup.lifetime_ms as u64).min(config.max_lifetime);
+    let lifetime =
+        std::time::Duration::from_millis(setup.lifetime_ms as u64).min(config.max_lifetime);
     let timer = tokio::spawn(keepalive::run(
         conn.clone(),
         Keepalive {

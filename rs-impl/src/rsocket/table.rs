@@ -21,12 +21,10 @@
 use std::collections::HashMap;
 
 use super::error::RSocketError;
-use super::inbound::Inbound;
-use super::pump::Pump;
-use super::response::ResponseSlot;
 use super::frame::MAX_U31;
+use super::part::{InRef, OutRef, RespRef};
 use crate::loom::fault::{self, Fault};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::Mutex;
 
 /// Which side a connection is: it decides the parity of this side's stream ids.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,12 +39,12 @@ pub(crate) enum Role {
 #[derive(Default, Clone)]
 pub(crate) struct Slot {
     /// PAYLOADs from the peer to a local subscriber.
-    pub(crate) inbound: Option<Inbound>,
+    pub(crate) inbound: Option<InRef>,
     /// A local publisher's elements to the peer.
-    pub(crate) outbound: Option<Arc<Pump>>,
+    pub(crate) outbound: Option<OutRef>,
     /// A request_response: this side's request waiting for its answer, or the peer's
     /// request whose answer is being computed.
-    pub(crate) response: Option<Arc<ResponseSlot>>,
+    pub(crate) response: Option<RespRef>,
 }
 
 impl Slot {
@@ -214,17 +212,17 @@ impl StreamTable {
     }
 
     /// The inbound half of stream `id`, if it is in the table.
-    pub(crate) fn inbound(&self, id: u32) -> Option<Inbound> {
+    pub(crate) fn inbound(&self, id: u32) -> Option<InRef> {
         self.inner.lock().streams.get(&id)?.inbound.clone()
     }
 
     /// The outbound half of stream `id`, if it is in the table.
-    pub(crate) fn outbound(&self, id: u32) -> Option<Arc<Pump>> {
+    pub(crate) fn outbound(&self, id: u32) -> Option<OutRef> {
         self.inner.lock().streams.get(&id)?.outbound.clone()
     }
 
     /// Takes this side's request_response on `id` out of the table (its answer arrived).
-    pub(crate) fn take_response(&self, id: u32) -> Option<Arc<ResponseSlot>> {
+    pub(crate) fn take_response(&self, id: u32) -> Option<RespRef> {
         let mut t = self.inner.lock();
         let slot = t.streams.get_mut(&id)?;
         let response = slot.response.take()?;

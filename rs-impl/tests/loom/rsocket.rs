@@ -7,10 +7,10 @@
 use std::sync::Arc as StdArc;
 
 use rs_api::{Error, Publisher, Subscriber, Subscription, SubscriptionRef};
-use rs_impl::loom::Fault;
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rs_impl::loom::sync::{Arc, Mutex};
 use rs_impl::loom::thread;
+use rs_impl::loom::Fault;
 use rs_impl::rsocket::model::{Model, Wire};
 use rs_impl::rsocket::Payload;
 
@@ -29,7 +29,10 @@ struct Probe(Arc<Seen>, u64);
 
 impl Drop for Probe {
     fn drop(&mut self) {
-        assert!(!self.0.dropped.swap(true, Ordering::AcqRel), "dropped twice");
+        assert!(
+            !self.0.dropped.swap(true, Ordering::AcqRel),
+            "dropped twice"
+        );
     }
 }
 
@@ -72,7 +75,10 @@ fn cancel_racing_payload() {
     subscription(&seen).cancel();
     reader.join().unwrap();
     *seen.sub.lock() = None;
-    assert!(seen.dropped.load(Ordering::Acquire), "rule 3.13: the subscriber was never dropped");
+    assert!(
+        seen.dropped.load(Ordering::Acquire),
+        "rule 3.13: the subscriber was never dropped"
+    );
     assert!(seen.next.load(Ordering::Acquire) <= 1);
     assert_eq!(m.streams(), 0, "the cancelled stream stays in the table");
     assert_eq!(m.writer(), [Wire::Cancel(id)]);

@@ -169,7 +169,10 @@ impl Publisher<Payload> for Counting {
 }
 
 /// A multi-thread runtime and a server with `router` on loopback.
-pub(crate) fn serve(router: Router, config: ServerConfig) -> (tokio::runtime::Runtime, ServerHandle) {
+pub(crate) fn serve(
+    router: Router,
+    config: ServerConfig,
+) -> (tokio::runtime::Runtime, ServerHandle) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -199,7 +202,13 @@ pub(crate) fn setup_frame(keepalive_ms: u32, lifetime_ms: u32, mime: &[u8]) -> V
     setup_with(1, keepalive_ms, lifetime_ms, 0, mime)
 }
 
-pub(crate) fn setup_with(major: u16, keepalive_ms: u32, lifetime_ms: u32, flags: u16, mime: &[u8]) -> Vec<u8> {
+pub(crate) fn setup_with(
+    major: u16,
+    keepalive_ms: u32,
+    lifetime_ms: u32,
+    flags: u16,
+    mime: &[u8],
+) -> Vec<u8> {
     let mut b = Vec::new();
     b.extend_from_slice(&major.to_be_bytes());
     b.extend_from_slice(&0u16.to_be_bytes());
@@ -223,7 +232,11 @@ pub(crate) fn request(ty: u8, id: u32, n: Option<u32>, route: &str, data: &[u8])
     if let Some(n) = n {
         b.extend_from_slice(&n.to_be_bytes());
     }
-    b.extend_from_slice(&[(md.len() >> 16) as u8, (md.len() >> 8) as u8, md.len() as u8]);
+    b.extend_from_slice(&[
+        (md.len() >> 16) as u8,
+        (md.len() >> 8) as u8,
+        md.len() as u8,
+    ]);
     b.extend_from_slice(&md);
     b.extend_from_slice(data);
     frame(id, ty, 0x100, &b)
@@ -253,7 +266,12 @@ impl Raw {
         self.0.read_exact(&mut f).ok()?;
         let id = u32::from_be_bytes([f[0], f[1], f[2], f[3]]);
         let tf = u16::from_be_bytes([f[4], f[5]]);
-        Some((id, (tf >> 10) as u8, tf & 0x3FF, Bytes::copy_from_slice(&f[6..])))
+        Some((
+            id,
+            (tf >> 10) as u8,
+            tf & 0x3FF,
+            Bytes::copy_from_slice(&f[6..]),
+        ))
     }
     /// Reads frames until an ERROR; returns (stream id, code), then checks end of file.
     pub(crate) fn expect_error_then_close(&mut self) -> (u32, u32) {
@@ -262,7 +280,10 @@ impl Raw {
                 Some((id, 0x0B, _, body)) => {
                     let code = u32::from_be_bytes([body[0], body[1], body[2], body[3]]);
                     if id == 0 {
-                        assert!(self.recv().is_none(), "the connection stays open after ERROR");
+                        assert!(
+                            self.recv().is_none(),
+                            "the connection stays open after ERROR"
+                        );
                     }
                     return (id, code);
                 }

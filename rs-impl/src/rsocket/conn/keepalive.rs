@@ -23,15 +23,6 @@ pub(crate) struct Keepalive {
     pub(crate) lease: Option<LeaseGrant>,
 }
 
-/// The LEASE frame of a grant.
-pub(crate) fn lease_frame(grant: &LeaseGrant) -> Frame {
-    Frame::Lease {
-        ttl_ms: grant.ttl.as_millis().min(u32::MAX as u128) as u32,
-        requests: grant.requests,
-        metadata: None,
-    }
-}
-
 /// Runs the timer until the connection closes.
 pub(crate) async fn run(conn: Arc<Conn>, k: Keepalive) {
     // Check the peer's silence at least four times per lifetime.

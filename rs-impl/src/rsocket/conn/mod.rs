@@ -42,9 +42,9 @@ impl LeaseState {
         match self.expires {
             None => Err(RSocketError::NoLease("no LEASE received yet".into())),
             Some(t) if now >= t => Err(RSocketError::NoLease("the LEASE expired".into())),
-            Some(_) if self.remaining == 0 => {
-                Err(RSocketError::NoLease("the LEASE's requests are used up".into()))
-            }
+            Some(_) if self.remaining == 0 => Err(RSocketError::NoLease(
+                "the LEASE's requests are used up".into(),
+            )),
             Some(_) => {
                 self.remaining -= 1;
                 Ok(())
@@ -169,7 +169,7 @@ impl Conn {
             expires: Instant::now() + grant.ttl,
             remaining: grant.requests,
         });
-        self.send(keepalive::lease_frame(grant));
+        self.send(lease_frame(grant));
     }
 
     /// The responder's lease check for one of the peer's requests: `false` when no LEASE of
@@ -186,9 +186,25 @@ impl Conn {
         }
     }
 
+    /// Waits until the writer has room for what the connection answers (the outbox below
+    /// `control_queue`): meanwhile the reader does not read the socket.
+    pub(crate) async fn room(&self) {
+        let limit = self.config.control_queue;
+        futures::future::poll_fn(|cx| self.outbox.poll_below(cx, limit)).await
+    }
+
     /// Queues a frame of a stream (bounded by the stream: one per stream and event).
     pub(crate) fn send(&self, frame: Frame) {
         self.outbox.push(Out::Frame(frame));
+    }
+}
+
+/// The LEASE frame of a grant.
+pub(crate) fn lease_frame(grant: &super::config::LeaseGrant) -> Frame {
+    Frame::Lease {
+        ttl_ms: grant.ttl.as_millis().min(u32::MAX as u128) as u32,
+        requests: grant.requests,
+        metadata: None,
     }
 }
 

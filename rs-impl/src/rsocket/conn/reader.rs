@@ -18,14 +18,11 @@ use tokio_util::codec::FramedRead;
 use super::Conn;
 use crate::loom::sync::Arc;
 use crate::rsocket::codec::{CodecError, FrameCodec};
-use crate::rsocket::dispatch::Dispatch;
+use crate::rsocket::dispatch::{Dispatch, Stop};
 use crate::rsocket::error::{ErrorCode, RSocketError};
 use crate::rsocket::frame::{Frame, FrameError};
 use crate::rsocket::payload::Payload;
 use crate::rsocket::router::Router;
-
-/// The reader stops: the connection is closed.
-pub(crate) struct Stop;
 
 /// A payload being reassembled: the first frame (its payload taken out) and the parts.
 struct Partial {
@@ -50,11 +47,8 @@ impl Reader {
         }
     }
 
-    /// Waits until the writer has room for what the connection answers (the outbox below
-    /// `control_queue`): meanwhile the socket is not read.
     pub(crate) async fn room(&self) {
-        let limit = self.conn.config.control_queue;
-        futures::future::poll_fn(|cx| self.conn.outbox.poll_below(cx, limit)).await
+        self.conn.room().await
     }
 
     /// Handles one frame.
@@ -119,7 +113,7 @@ impl Reader {
                 );
                 Err(Stop)
             }
-            stream_frame => self.dispatch.frame(self, stream_frame).await,
+            stream_frame => self.dispatch.frame(stream_frame).await,
         }
     }
 
@@ -245,8 +239,7 @@ fn finish_head(mut head: Frame, whole: Payload, last_complete: bool, last_next: 
         }
         | Frame::RequestStream {
             payload, follows, ..
-        }
-        => {
+        } => {
             *payload = whole;
             *follows = false;
         }
@@ -307,4 +300,3 @@ pub(crate) async fn run(
         }
     }
 }
-

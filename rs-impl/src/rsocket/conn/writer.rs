@@ -24,10 +24,10 @@ use crate::loom::sync::Arc;
 use crate::rsocket::codec::FrameCodec;
 use crate::rsocket::error::RSocketError;
 use crate::rsocket::frame::Frame;
-use crate::rsocket::inbound::{Control, Request};
 use crate::rsocket::outbox::{Opening, Out};
+use crate::rsocket::part::{same, ChannelInput, Control, OutRef, Request};
 use crate::rsocket::payload::Payload;
-use crate::rsocket::pump::Pump;
+use crate::rsocket::pump::{Pump, PumpRef};
 use crate::rsocket::table::Slot;
 
 /// How long the writer tries to send the last frame (a connection ERROR) to a peer that may
@@ -39,7 +39,7 @@ pub(crate) async fn run(conn: Arc<Conn>, mut io: OwnedWriteHalf, mut codec: Fram
     let limit = conn.config.write_buffer;
     let mut buf = BytesMut::with_capacity(limit.min(1 << 20) + 1024);
     let mut batch: VecDeque<Out> = VecDeque::with_capacity(64);
-    let mut written: Vec<(Arc<Pump>, u64)> = Vec::with_capacity(16);
+    let mut written: Vec<(OutRef, u64)> = Vec::with_capacity(16);
     loop {
         let closed = futures::future::poll_fn(|cx| conn.outbox.poll_take(cx, &mut batch)).await;
         if closed.is_none() && batch.len() < 8 {
@@ -95,14 +95,14 @@ async fn write(conn: &Arc<Conn>, io: &mut OwnedWriteHalf, buf: &mut BytesMut) ->
     }
 }
 
-fn count(written: &mut Vec<(Arc<Pump>, u64)>, pump: &Arc<Pump>) {
+fn count(written: &mut Vec<(OutRef, u64)>, pump: &OutRef) {
     if let Some((last, k)) = written.last_mut() {
-        if Arc::ptr_eq(last, pump) {
+        if same(last, pump) {
             *k += 1;
             return;
         }
     }
-    match written.iter_mut().find(|(p, _)| Arc::ptr_eq(p, pump)) {
+    match written.iter_mut().find(|(p, _)| same(p, pump)) {
         Some((_, k)) => *k += 1,
         None => written.push((pump.clone(), 1)),
     }
@@ -113,7 +113,7 @@ fn encode_item(
     item: Out,
     codec: &mut FrameCodec,
     buf: &mut BytesMut,
-    written: &mut Vec<(Arc<Pump>, u64)>,
+    written: &mut Vec<(OutRef, u64)>,
 ) {
     if let Some((frame, then)) = item_frame(conn, item, written) {
         let _ = codec.encode(frame, buf);
@@ -129,7 +129,7 @@ fn encode_item(
 pub(crate) fn item_frame(
     conn: &Arc<Conn>,
     item: Out,
-    written: &mut Vec<(Arc<Pump>, u64)>,
+    written: &mut Vec<(OutRef, u64)>,
 ) -> Option<(Frame, Option<ChannelStart>)> {
     let frame = match item {
         Out::Frame(f) => f,
@@ -168,7 +168,7 @@ pub(crate) fn item_frame(
     Some((frame, None))
 }
 
-pub(crate) type ChannelStart = (crate::rsocket::inbound::ChannelInput, Arc<Pump>);
+pub(crate) type ChannelStart = (ChannelInput, PumpRef);
 
 /// Opens one of this side's requests: allocates its id and puts it in the table. Returns
 /// the request frame, and for a channel the input publisher to subscribe once it is sent.
@@ -190,7 +190,7 @@ fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStar
                 if channel {
                     let p = Pump::new(conn.clone(), id, 0);
                     pump = Some(p.clone());
-                    slot.outbound = Some(p);
+                    slot.outbound = Some(p as OutRef);
                 }
                 slot
             });
@@ -277,7 +277,10 @@ fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStar
 }
 
 /// The request's payload with the route's composite metadata in front of its own.
-pub(crate) fn with_route(route: Option<crate::rsocket::metadata::Route>, payload: Payload) -> Payload {
+pub(crate) fn with_route(
+    route: Option<crate::rsocket::metadata::Route>,
+    payload: Payload,
+) -> Payload {
     match route {
         None => payload,
         Some(r) => Payload {

@@ -142,9 +142,7 @@ fn decode_setup(mut r: Reader, flags: u16) -> Result<Frame, FrameError> {
     };
     let metadata_mime = r.mime().map_err(setup_err)?;
     let data_mime = r.mime().map_err(setup_err)?;
-    let payload = r
-        .payload(flags & flag::METADATA != 0)
-        .map_err(setup_err)?;
+    let payload = r.payload(flags & flag::METADATA != 0).map_err(setup_err)?;
     Ok(Frame::Setup(Box::new(Setup {
         version: (major, minor),
         keepalive_ms,

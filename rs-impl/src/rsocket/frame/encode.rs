@@ -11,7 +11,7 @@
 
 use bytes::{BufMut, BytesMut};
 
-use super::{flag, ty, Frame, Setup, HEADER_LEN, MAX_FRAME_LEN, METADATA_LEN_LEN, MAX_U31};
+use super::{flag, ty, Frame, Setup, HEADER_LEN, MAX_FRAME_LEN, MAX_U31, METADATA_LEN_LEN};
 use crate::rsocket::payload::Payload;
 
 /// The smallest MTU accepted (as rsocket-java): a fragment must hold its header, the fixed
@@ -58,7 +58,11 @@ pub(crate) fn encode(frame: &Frame, mtu: usize, buf: &mut BytesMut) {
             metadata,
         } => {
             let at = begin(buf);
-            let flags = if metadata.is_some() { flag::METADATA } else { 0 };
+            let flags = if metadata.is_some() {
+                flag::METADATA
+            } else {
+                0
+            };
             header(buf, 0, ty::LEASE, flags);
             buf.put_u32(ttl_ms & MAX_U31);
             buf.put_u32(requests & MAX_U31);
@@ -73,7 +77,12 @@ pub(crate) fn encode(frame: &Frame, mtu: usize, buf: &mut BytesMut) {
             data,
         } => {
             let at = begin(buf);
-            header(buf, 0, ty::KEEPALIVE, if *respond { flag::RESPOND } else { 0 });
+            header(
+                buf,
+                0,
+                ty::KEEPALIVE,
+                if *respond { flag::RESPOND } else { 0 },
+            );
             buf.put_u64(position & (u64::MAX >> 1));
             buf.put_slice(data);
             finish(buf, at);

@@ -53,8 +53,11 @@ fn loopback() -> &'static Loopback {
             .expect("bind the loopback server");
         let server = rt.block_on(async { server.spawn() });
         let connect = || {
-            rt.block_on(Client::connect(server.local_addr(), ClientConfig::default()))
-                .expect("connect to the loopback server")
+            rt.block_on(Client::connect(
+                server.local_addr(),
+                ClientConfig::default(),
+            ))
+            .expect("connect to the loopback server")
         };
         let client = connect();
         let closed = connect();
