@@ -48,7 +48,7 @@ pub struct Model {
 
 /// A requester's stream (its subscriber was handed to [`Model::request_stream`]).
 #[derive(Debug, Clone)]
-pub struct Stream(Inbound);
+pub struct Stream(std::sync::Arc<Inbound>);
 
 impl Stream {
     /// The stream id (0 until the writer opened it).
@@ -119,11 +119,7 @@ impl Model {
     /// The reader: a PAYLOAD(N) for stream `id`, dispatched as the reader does. `false` when
     /// the reader would have to wait for room.
     pub fn payload(&self, id: u32, data: &'static str) -> bool {
-        let Some(Slot {
-            inbound: Some(inbound),
-            ..
-        }) = self.conn.table.get(id)
-        else {
+        let Some(inbound) = self.conn.table.inbound(id) else {
             return true;
         };
         let waker = futures::task::noop_waker();
@@ -137,7 +133,7 @@ impl Model {
     pub fn serve_stream(&self, id: u32, n: u32, publisher: &dyn Publisher<Payload>) {
         let pump = Pump::new(self.conn.clone(), id, n);
         let slot = Slot {
-            outbound: Some(pump.clone()),
+            outbound: Some(pump.clone() as super::part::OutRef),
             ..Slot::default()
         };
         self.conn.table.open_remote(id, slot).expect("a new stream");
@@ -146,11 +142,7 @@ impl Model {
 
     /// The reader: the peer's REQUEST_N on `id`, dispatched as the reader does.
     pub fn request_n(&self, id: u32, n: u32) {
-        if let Some(Slot {
-            outbound: Some(pump),
-            ..
-        }) = self.conn.table.get(id)
-        {
+        if let Some(pump) = self.conn.table.outbound(id) {
             pump.grant(n);
         }
     }
