@@ -44,6 +44,10 @@ def make_router():
     async def echo(payload: Payload):
         return create_future(Payload(payload.data, b"echo-meta"))
 
+    @router.response("ping")
+    async def ping(payload: Payload):
+        return create_future(Payload(payload.data))
+
     @router.response("stats")
     async def stats(payload: Payload):
         return create_future(Payload(json.dumps(STATS).encode()))
@@ -246,7 +250,6 @@ async def bench(port, clients, in_flight, round_trips):
         async with RSocketClient(single_transport_provider(TransportTCP(reader, writer)),
                                  metadata_encoding=WellKnownMimeTypes.MESSAGE_RSOCKET_COMPOSITE_METADATA) as c:
             m = meta("ping")
-            left = round_trips
 
             async def worker(count):
                 for _ in range(count):
