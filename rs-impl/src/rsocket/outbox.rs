@@ -195,8 +195,15 @@ impl Outbox {
         batch: &mut VecDeque<Out>,
     ) -> Poll<()> {
         let mut s = self.state.lock();
-        if !s.closed {
-            batch.extend(s.items.drain(..));
+        if s.closed {
+            return Poll::Ready(());
+        }
+        batch.extend(s.items.drain(..));
+        // The reader may wait for the queue to shrink: it just did.
+        let r = s.reader.take();
+        drop(s);
+        if let Some(r) = r {
+            r.wake();
         }
         Poll::Ready(())
     }
