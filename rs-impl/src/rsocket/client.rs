@@ -48,6 +48,7 @@ impl Drop for Shared {
 /// A server and a client in one process, over loopback:
 ///
 /// ```
+/// use rs_api::Publisher;
 /// use rs_impl::rsocket::{Client, ClientConfig, Payload, Router, Server, ServerConfig};
 /// use rs_impl::{source, subscriber};
 ///
