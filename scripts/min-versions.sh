@@ -21,14 +21,20 @@ import re
 text = open("Cargo.toml").read()
 section = text.split("[workspace.dependencies]", 1)[1].split("\n[", 1)[0]
 # loom is left out: it exists only in the loom build, which scripts/loom.sh runs.
-libs = ("thiserror", "futures", "async-trait", "crossbeam-utils", "tokio", "libtest-mimic",
-        "serde", "serde_json")
+# tokio-util and bytes come before tokio: the newest tokio-util needs a newer tokio than
+# tokio's own minimum, so tokio can only go down once tokio-util has.
+libs = ("thiserror", "futures", "async-trait", "crossbeam-utils", "tokio-util", "bytes", "tokio",
+        "libtest-mimic", "serde", "serde_json")
+found = {}
 for line in section.splitlines():
     m = re.match(r'^([a-z0-9_-]+)\s*=\s*(?:\{[^}]*version\s*=\s*)?"\^?([0-9][^"]*)"', line)
     if m and m.group(1) in libs:
         name, version = m.group(1), m.group(2)
         parts = (version.split(".") + ["0", "0"])[:3]
-        print(f"{name} {'.'.join(parts)}")
+        found[name] = '.'.join(parts)
+for name in libs:
+    if name in found:
+        print(f"{name} {found[name]}")
 EOF
 )
 

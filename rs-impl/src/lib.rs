@@ -18,6 +18,7 @@
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
+//! | `rsocket` (feature `rsocket`) | Reactive Streams across processes: RSocket 1.0 over TCP on tokio, a client whose streams are publishers and a server that serves publishers by route |
 //! | [`panics`] | subscriber panics (rule 2.13): the guard for a subscriber call ([`panics::guard`]), where panics are reported, the text of a panic |
 //!
 //! # Examples
@@ -43,6 +44,8 @@ pub mod merge;
 pub mod panics;
 pub mod processor;
 mod producer;
+#[cfg(feature = "rsocket")]
+pub mod rsocket;
 pub mod serial;
 pub mod source;
 pub mod subscriber;

@@ -10,6 +10,7 @@
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`merge`] | `merge-*`, `observe-on` | seed 003's OperatorMergePerf and OperatorObserveOnPerf shapes, in ops (subscriptions run to completion), against futures, tokio-stream, tokio mpsc and crossbeam |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
+//! | [`rsocket`] | `remote-ping-pong`, `request-stream` | RSocket over loopback: seed 004's RemotePingPong against a raw TCP echo; a stream of small payloads |
 //!
 //! To add a component's scenario (the fanout and boundary issues do), write a module with a
 //! `scenario()` function and add it to [`all`]; the report, the charts, the criterion bench
@@ -24,6 +25,7 @@ pub mod interpreter;
 pub mod merge;
 pub mod pipeline;
 pub mod processor;
+pub mod rsocket;
 pub mod source;
 
 /// Every scenario, in report order. Later components append theirs here.
@@ -53,5 +55,7 @@ pub fn all() -> Vec<Scenario> {
         merge::two_async_scenario(),
         merge::n_of_1_scenario(),
         merge::observe_on_scenario(),
+        rsocket::ping_pong_scenario(),
+        rsocket::stream_scenario(),
     ]
 }

@@ -77,6 +77,13 @@ faults! {
     // --- the producer API (push source, fanout channel)
     /// A send going through the inbox does not look at the end under the inbox's lock.
     SendIgnoresEnd,
+    // --- the RSocket connection's stream table
+    /// Opening a stream does not look whether the table was closed.
+    OpenIgnoresClose,
+    /// The writer opening a stream does not look whether its subscriber cancelled meanwhile.
+    OpenIgnoresCancel,
+    /// An inbound stream's cancel does not run the drain that drops the subscriber.
+    CancelSkipsDrain,
 }
 
 #[cfg(rs_loom)]

@@ -27,6 +27,7 @@
 //! | `push.rs` | the push source: a sender blocked for want of demand racing requests from another thread, its sends racing their drains (the inbox); a send racing `complete` from a clone (twin: a send that ignores the end) | no lost wake-up, 1.1, 1.3, every element once in order, nothing accepted and dropped |
 //! | `ring.rs` | the hand-off ring through the stream bridge: a ring of 1 wrapping with every slot reused, the consumer's park racing each publication (twin: a park without the comparison); the consumer leaving with elements in flight (twin: a leave that forgets the buffer); the consumer leaving while the subscription is handed over (twin: a hand-over that ignores the leave) | no lost wake-up, every element moved out once, no leak, no double drop, 3.13 |
 //! | `merge.rs` | merge of two hand-driven inners (prefetch 1–2): cancel from inside `on_next` racing the other inner's `on_next` (twin: a drain that ignores the cancel); an inner's completion racing the outer's (twin: the queue looked at before the inner's end); two inners racing one drain with one-by-one demand (twin: a fast path past the inner's queue) | 1.8, 3.13, 1.5, 1.3, each inner's order, no leak |
+//! | `rsocket.rs` | the RSocket connection's stream table: a CANCEL racing a PAYLOAD (twin: a cancel that skips the drain), a REQUEST_N racing the served publisher's completion (twin: the rule-2.4 guard broken), a stream opened while the connection closes (twin: an open that ignores the close), a cancel racing the writer's open (twin: an open that ignores the cancel) | 3.13, 2.4, one terminal per stream, the table emptied |
 //! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
 //! | `stream.rs` | the stream's replenishing request racing `on_complete` from another thread (twin: a plain look for the end, no wait) | 2.4 |
 //! | `stream.rs` | loom 0.7.3's own imprecision (a swap that misses a store which happened-before it), kept as a rejects-test | — |
@@ -48,6 +49,8 @@ mod on_subscribe;
 mod probe;
 mod push;
 mod ring;
+#[cfg(feature = "rsocket")]
+mod rsocket;
 mod stream;
 mod terminal;
 

@@ -13,6 +13,7 @@
 //! | `islands` (not in a loom build) | `island::Flow` publishers, `island::IslandProcessor(identity)` and its input side | publisher (bounded buffering on the flow built on a publisher), identity processor, subscriber whitebox, blackbox |
 //! | `boundary` (not in a loom build) | flows with `async_boundary()` (batched, unbatched, two boundaries), `IslandProcessor(async_boundary)`, `boundary::BoundarySubscriber` | publisher (bounded buffering on the flow built on a publisher), identity processor, subscriber whitebox, blackbox |
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
+//! | `rsocket` (not in a loom build) | `rsocket::Client::request_stream` of a remote range over loopback | publisher |
 //! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::to_stream(8)`, `(1)`; `compat::sink_subscriber`, `compat::from_async` | publisher; stream bridge; subscriber whitebox, blackbox, sink subscriber, async callback |
 //! | [`merge`] | `merge::merge`, `flat_map` (iterators, subscribed), `concat_map`; `observe_on`, `Flow::flat_map`, `Flow::observe_on` (not in a loom build) | publisher (loom for the plain ones); `Flow::flat_map(identity)`: identity processor |
 //!
@@ -28,6 +29,8 @@ mod fanout;
 mod islands;
 mod merge;
 mod processors;
+#[cfg(all(feature = "rsocket", not(rs_loom)))]
+mod rsocket;
 mod sources;
 mod subscribers;
 
@@ -70,6 +73,8 @@ fn unmarked() -> Vec<Suite> {
     suites.push(islands::suites());
     #[cfg(not(rs_loom))]
     suites.push(boundary::suites());
+    #[cfg(all(feature = "rsocket", not(rs_loom)))]
+    suites.push(rsocket::suites());
     suites.concat()
 }
 

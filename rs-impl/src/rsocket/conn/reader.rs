@@ -1,0 +1,302 @@
+//! The reader task: frames from the socket, through the codec, to the connection (its
+//! control frames) or to their streams ([`dispatch`](crate::rsocket::dispatch)).
+//!
+//! Handles here: LEASE (the requester honours it), KEEPALIVE (answered when it asks), ERROR
+//! on stream 0 (the peer ends the connection), METADATA_PUSH, RESUME (refused: resumption is
+//! not supported), frames of unknown types (ignored with the I flag, a `CONNECTION_ERROR`
+//! without), and the reassembly of fragments. Malformed frames end the connection with the
+//! decoder's ERROR frame.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, BytesMut};
+use futures::StreamExt;
+use tokio::net::tcp::OwnedReadHalf;
+use tokio_util::codec::FramedRead;
+
+use super::Conn;
+use crate::loom::sync::Arc;
+use crate::rsocket::codec::{CodecError, FrameCodec};
+use crate::rsocket::dispatch::{Dispatch, Stop};
+use crate::rsocket::error::{ErrorCode, RSocketError};
+use crate::rsocket::frame::{Frame, FrameError};
+use crate::rsocket::payload::Payload;
+use crate::rsocket::router::Router;
+
+/// A payload being reassembled: the first frame (its payload taken out) and the parts.
+struct Partial {
+    head: Frame,
+    metadata: Option<BytesMut>,
+    data: BytesMut,
+}
+
+/// The reader's state.
+pub(crate) struct Reader {
+    pub(crate) conn: Arc<Conn>,
+    dispatch: Dispatch,
+    partials: HashMap<u32, Partial>,
+}
+
+impl Reader {
+    pub(crate) fn new(conn: Arc<Conn>, router: Option<std::sync::Arc<Router>>) -> Self {
+        Reader {
+            dispatch: Dispatch::new(conn.clone(), router),
+            conn,
+            partials: HashMap::new(),
+        }
+    }
+
+    pub(crate) async fn room(&self) {
+        self.conn.room().await
+    }
+
+    /// Handles one frame.
+    pub(crate) async fn handle(&mut self, frame: Frame) -> Result<(), Stop> {
+        let frame = match self.reassemble(frame) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                self.conn.fail(e.code, e.message);
+                return Err(Stop);
+            }
+        };
+        match frame {
+            // "A server MUST ignore a SETUP frame after it has accepted a previous SETUP";
+            // "a client MUST ignore a SETUP frame".
+            Frame::Setup(_) => Ok(()),
+            Frame::Lease {
+                ttl_ms, requests, ..
+            } => {
+                let mut lease = self.conn.lease.lock();
+                lease.enforced = true;
+                lease.expires = Some(Instant::now() + Duration::from_millis(ttl_ms as u64));
+                lease.remaining = requests;
+                let waiters = std::mem::take(&mut lease.waiters);
+                drop(lease);
+                waiters.into_iter().for_each(|w| w.wake());
+                Ok(())
+            }
+            Frame::Keepalive { respond, data, .. } => {
+                if respond {
+                    self.room().await;
+                    self.conn.send(Frame::Keepalive {
+                        respond: false,
+                        position: 0,
+                        data,
+                    });
+                }
+                Ok(())
+            }
+            Frame::Error { id: 0, code, data } => {
+                let message = String::from_utf8_lossy(&data).into_owned();
+                self.conn.close(RSocketError::remote(code, message), None);
+                Err(Stop)
+            }
+            Frame::MetadataPush { metadata } => {
+                self.room().await;
+                self.dispatch.metadata_push(metadata);
+                Ok(())
+            }
+            Frame::Resume { resume: true } => {
+                self.conn.fail(
+                    ErrorCode::ConnectionError,
+                    "RESUME on an established connection (resumption is not supported)".into(),
+                );
+                Err(Stop)
+            }
+            Frame::Resume { resume: false } | Frame::Unknown { ignore: true, .. } => Ok(()),
+            Frame::Unknown { ty, .. } => {
+                self.conn.fail(
+                    ErrorCode::ConnectionError,
+                    format!("unknown frame type 0x{ty:02X} without the IGNORE flag"),
+                );
+                Err(Stop)
+            }
+            stream_frame => self.dispatch.frame(stream_frame).await,
+        }
+    }
+
+    /// Fragments: the first frame with F starts a partial payload, PAYLOAD frames with F
+    /// add to it, the first without F completes it. Returns the whole frame when complete.
+    fn reassemble(&mut self, frame: Frame) -> Result<Option<Frame>, FrameError> {
+        let (id, follows) = match &frame {
+            Frame::RequestResponse { id, follows, .. }
+            | Frame::RequestFnf { id, follows, .. }
+            | Frame::RequestStream { id, follows, .. }
+            | Frame::RequestChannel { id, follows, .. }
+            | Frame::Payload { id, follows, .. } => (*id, *follows),
+            Frame::Cancel { id } | Frame::Error { id, .. } => {
+                self.partials.remove(id);
+                return Ok(Some(frame));
+            }
+            _ => return Ok(Some(frame)),
+        };
+        let continuing = self.partials.contains_key(&id);
+        if !continuing && !follows {
+            return Ok(Some(frame));
+        }
+        let (last_complete, last_next) = match &frame {
+            Frame::Payload { complete, next, .. } => (*complete, *next),
+            _ => (false, false),
+        };
+        if continuing && !matches!(frame, Frame::Payload { .. }) {
+            return Err(FrameError::connection(format!(
+                "a request frame on stream {id} while a fragmented payload is reassembled"
+            )));
+        }
+        let (head, payload) = take_payload(frame);
+        if !continuing {
+            if self.partials.len() >= self.conn.config.max_streams {
+                return Err(FrameError::connection(
+                    "more fragmented payloads at once than the stream limit",
+                ));
+            }
+            self.partials.insert(
+                id,
+                Partial {
+                    head,
+                    metadata: payload.metadata.as_deref().map(BytesMut::from),
+                    data: BytesMut::from(&payload.data[..]),
+                },
+            );
+            return self.check_size(id).map(|()| None);
+        }
+        let p = self.partials.get_mut(&id).expect("a partial payload");
+        if let Some(m) = &payload.metadata {
+            p.metadata.get_or_insert_with(BytesMut::new).put_slice(m);
+        }
+        p.data.put_slice(&payload.data);
+        self.check_size(id)?;
+        if follows {
+            return Ok(None);
+        }
+        let p = self.partials.remove(&id).expect("a partial payload");
+        let whole = Payload {
+            data: p.data.freeze(),
+            metadata: p.metadata.map(BytesMut::freeze),
+        };
+        Ok(Some(finish_head(p.head, whole, last_complete, last_next)))
+    }
+
+    fn check_size(&self, id: u32) -> Result<(), FrameError> {
+        let p = &self.partials[&id];
+        let size = p.data.len() + p.metadata.as_ref().map_or(0, |m| m.len());
+        if size > self.conn.config.max_payload {
+            return Err(FrameError::connection(format!(
+                "a fragmented payload on stream {id} exceeds the limit of {} bytes",
+                self.conn.config.max_payload
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Splits a payload-bearing frame into its head (with an empty payload) and its payload.
+fn take_payload(mut frame: Frame) -> (Frame, Payload) {
+    let payload = match &mut frame {
+        Frame::RequestResponse { payload, .. }
+        | Frame::RequestFnf { payload, .. }
+        | Frame::RequestStream { payload, .. }
+        | Frame::RequestChannel { payload, .. }
+        | Frame::Payload { payload, .. } => std::mem::take(payload),
+        _ => Payload::default(),
+    };
+    (frame, payload)
+}
+
+/// The whole frame: the head with the reassembled payload and, from the last fragment, C
+/// (and for a PAYLOAD, N).
+fn finish_head(mut head: Frame, whole: Payload, last_complete: bool, last_next: bool) -> Frame {
+    match &mut head {
+        Frame::Payload {
+            payload,
+            follows,
+            complete,
+            next,
+            ..
+        } => {
+            *payload = whole;
+            *follows = false;
+            *complete = last_complete;
+            *next = last_next;
+        }
+        Frame::RequestChannel {
+            payload,
+            follows,
+            complete,
+            ..
+        } => {
+            *payload = whole;
+            *follows = false;
+            *complete |= last_complete;
+        }
+        Frame::RequestResponse {
+            payload, follows, ..
+        }
+        | Frame::RequestFnf {
+            payload, follows, ..
+        }
+        | Frame::RequestStream {
+            payload, follows, ..
+        } => {
+            *payload = whole;
+            *follows = false;
+        }
+        _ => {}
+    }
+    head
+}
+
+/// Whether the read buffer holds another whole frame.
+fn whole_frame_buffered(buf: &BytesMut) -> bool {
+    buf.len() >= 3 && {
+        let len = ((buf[0] as usize) << 16) | ((buf[1] as usize) << 8) | buf[2] as usize;
+        buf.len() >= 3 + len
+    }
+}
+
+/// Runs the reader until the connection closes.
+pub(crate) async fn run(
+    conn: Arc<Conn>,
+    mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
+    router: Option<std::sync::Arc<Router>>,
+) {
+    let mut reader = Reader::new(conn.clone(), router);
+    let (mut frames_in, mut corked) = (0u64, false);
+    loop {
+        let frame = match frames.next().await {
+            None => {
+                conn.close(
+                    RSocketError::Closed("the peer closed the connection".into()),
+                    None,
+                );
+                return;
+            }
+            Some(Err(CodecError::Frame(e))) => {
+                conn.fail(e.code, e.message);
+                return;
+            }
+            Some(Err(CodecError::Io(e))) => {
+                conn.close(RSocketError::from(e), None);
+                return;
+            }
+            Some(Ok(frame)) => frame,
+        };
+        frames_in += 1;
+        // The answers to the frames of one read go out in one write: the writer is woken
+        // once no whole frame is left in the read buffer.
+        if !corked {
+            conn.outbox.cork();
+            corked = true;
+        }
+        if reader.handle(frame).await.is_err() {
+            return;
+        }
+        if !whole_frame_buffered(frames.read_buffer()) {
+            conn.outbox.uncork();
+            conn.received(frames_in);
+            corked = false;
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The writer task: takes what the outbox holds, encodes it with the frame codec into one
+//! buffer, and writes the buffer to the socket; then tells each outbound stream how much of
+//! it was written, which lets the stream ask its publisher for more.
+//!
+//! **Bound and backpressure.** The buffer is written out whenever it reaches
+//! `write_buffer` bytes (and after each batch), and nothing more is encoded until the
+//! socket has taken it: a socket that does not drain stops the writer, the outbox's
+//! producers stop at their bounds, and the publishers stop being asked.
+//!
+//! The writer also opens this side's requests (stream ids are allocated here, so they go
+//! out in increasing order) and drops the elements of streams cancelled while they waited.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use futures::future::{select, Either};
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio_util::codec::Encoder;
+
+use super::Conn;
+use crate::loom::sync::Arc;
+use crate::rsocket::codec::FrameCodec;
+use crate::rsocket::error::RSocketError;
+use crate::rsocket::frame::Frame;
+use crate::rsocket::outbox::{Opening, Out};
+use crate::rsocket::part::{same, ChannelInput, Control, OutRef, Request};
+use crate::rsocket::payload::Payload;
+use crate::rsocket::pump::{Pump, PumpRef};
+use crate::rsocket::table::Slot;
+
+/// How long the writer tries to send the last frame (a connection ERROR) to a peer that may
+/// not be reading any more.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Runs the writer until the connection closes.
+pub(crate) async fn run(conn: Arc<Conn>, mut io: OwnedWriteHalf, mut codec: FrameCodec) {
+    let limit = conn.config.write_buffer;
+    let mut buf = BytesMut::with_capacity(limit.min(1 << 20) + 1024);
+    let mut batch: VecDeque<Out> = VecDeque::with_capacity(64);
+    let mut written: Vec<(OutRef, u64)> = Vec::with_capacity(16);
+    loop {
+        let closed = futures::future::poll_fn(|cx| conn.outbox.poll_take(cx, &mut batch)).await;
+        if closed.is_none() && batch.len() < 8 {
+            // Woken for a few items: let their producers run on and add to them, so that
+            // one write carries more (a few items per write cost a syscall each).
+            tokio::task::yield_now().await;
+            let _ = futures::future::poll_fn(|cx| conn.outbox.poll_take_more(cx, &mut batch)).await;
+        }
+        if let Some(last) = closed {
+            batch.clear();
+            buf.clear();
+            if let Some(frame) = last {
+                let _ = codec.encode(frame, &mut buf);
+                let _ = tokio::time::timeout(CLOSE_GRACE, io.write_all(&buf)).await;
+            }
+            let _ = tokio::time::timeout(CLOSE_GRACE, io.shutdown()).await;
+            return;
+        }
+        while let Some(item) = batch.pop_front() {
+            encode_item(&conn, item, &mut codec, &mut buf, &mut written);
+            if buf.len() >= limit && !write(&conn, &mut io, &mut buf).await {
+                return;
+            }
+        }
+        if !buf.is_empty() && !write(&conn, &mut io, &mut buf).await {
+            return;
+        }
+        for (pump, k) in written.drain(..) {
+            pump.wrote(k);
+        }
+    }
+}
+
+/// Writes the buffer out, unless the connection closes first. `false` when the writer
+/// should stop (the close then sends the last frame).
+async fn write(conn: &Arc<Conn>, io: &mut OwnedWriteHalf, buf: &mut BytesMut) -> bool {
+    let w = std::pin::pin!(io.write_all_buf(buf));
+    let c = std::pin::pin!(futures::future::poll_fn(|cx| conn.outbox.poll_closed(cx)));
+    match select(w, c).await {
+        Either::Left((Ok(()), _)) => {
+            buf.clear();
+            true
+        }
+        Either::Left((Err(e), _)) => {
+            conn.close(RSocketError::from(e), None);
+            buf.clear();
+            true // the next take sees the close
+        }
+        Either::Right(_) => {
+            buf.clear();
+            true
+        }
+    }
+}
+
+fn count(written: &mut Vec<(OutRef, u64)>, pump: &OutRef) {
+    if let Some((last, k)) = written.last_mut() {
+        if same(last, pump) {
+            *k += 1;
+            return;
+        }
+    }
+    match written.iter_mut().find(|(p, _)| same(p, pump)) {
+        Some((_, k)) => *k += 1,
+        None => written.push((pump.clone(), 1)),
+    }
+}
+
+fn encode_item(
+    conn: &Arc<Conn>,
+    item: Out,
+    codec: &mut FrameCodec,
+    buf: &mut BytesMut,
+    written: &mut Vec<(OutRef, u64)>,
+) {
+    if let Some((frame, then)) = item_frame(conn, item, written) {
+        let _ = codec.encode(frame, buf);
+        if let Some((input, pump)) = then {
+            input.subscribe(Box::new(Pump::subscriber(&pump)));
+        }
+    }
+}
+
+/// The frame an outbox item becomes (none for an element of a cancelled stream, a credit
+/// item with nothing to send, a request cancelled before it went out), and for a channel's
+/// opening the input publisher to subscribe once the request is written.
+pub(crate) fn item_frame(
+    conn: &Arc<Conn>,
+    item: Out,
+    written: &mut Vec<(OutRef, u64)>,
+) -> Option<(Frame, Option<ChannelStart>)> {
+    let frame = match item {
+        Out::Frame(f) => f,
+        Out::Next(pump, payload) => {
+            count(written, &pump);
+            if !pump.is_live() {
+                return None;
+            }
+            Frame::Payload {
+                id: pump.id(),
+                follows: false,
+                complete: false,
+                next: true,
+                payload,
+            }
+        }
+        Out::Complete(pump) => {
+            if !pump.is_live() {
+                return None;
+            }
+            Frame::Payload {
+                id: pump.id(),
+                follows: false,
+                complete: true,
+                next: false,
+                payload: Payload::default(),
+            }
+        }
+        Out::Credit(inbound) => match inbound.flush_control() {
+            Control::Nothing => return None,
+            Control::RequestN(id, n) => Frame::RequestN { id, n },
+            Control::Cancel(id) => Frame::Cancel { id },
+        },
+        Out::Open(opening) => return open(conn, opening),
+    };
+    Some((frame, None))
+}
+
+pub(crate) type ChannelStart = (ChannelInput, PumpRef);
+
+/// Opens one of this side's requests: allocates its id and puts it in the table. Returns
+/// the request frame, and for a channel the input publisher to subscribe once it is sent.
+fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStart>)> {
+    match opening {
+        Opening::Stream(inbound) => {
+            let request = inbound.take_request()?;
+            if let Err(e) = conn.lease.lock().take(Instant::now()) {
+                inbound.fail(e.into());
+                return None;
+            }
+            let channel = matches!(request, Request::Channel { .. });
+            let mut pump = None;
+            let opened = conn.table.open_local(|id| {
+                let mut slot = Slot {
+                    inbound: Some(inbound.clone()),
+                    ..Slot::default()
+                };
+                if channel {
+                    let p = Pump::new(conn.clone(), id, 0);
+                    pump = Some(p.clone());
+                    slot.outbound = Some(p as OutRef);
+                }
+                slot
+            });
+            let id = match opened {
+                Ok(id) => id,
+                Err(e) => {
+                    inbound.fail(e.into());
+                    return None;
+                }
+            };
+            if !inbound.opened(id) {
+                conn.table.remove(id);
+                return None;
+            }
+            let n = inbound.take_credit();
+            match request {
+                Request::Stream { route, payload } => Some((
+                    Frame::RequestStream {
+                        id,
+                        follows: false,
+                        n,
+                        payload: with_route(route, payload),
+                    },
+                    None,
+                )),
+                Request::Channel {
+                    route,
+                    payload,
+                    input,
+                } => Some((
+                    Frame::RequestChannel {
+                        id,
+                        follows: false,
+                        complete: false,
+                        n,
+                        payload: with_route(route, payload),
+                    },
+                    pump.map(|p| (input, p)),
+                )),
+            }
+        }
+        Opening::Response(slot) => {
+            let (route, payload) = slot.take_request()?;
+            if let Err(e) = conn.lease.lock().take(Instant::now()) {
+                slot.fail(e);
+                return None;
+            }
+            let opened = conn.table.open_local(|_| Slot {
+                response: Some(slot.clone()),
+                ..Slot::default()
+            });
+            let id = match opened {
+                Ok(id) => id,
+                Err(e) => {
+                    slot.fail(e);
+                    return None;
+                }
+            };
+            if !slot.opened(id) {
+                conn.table.remove(id);
+                return None;
+            }
+            Some((
+                Frame::RequestResponse {
+                    id,
+                    follows: false,
+                    payload: with_route(route, payload),
+                },
+                None,
+            ))
+        }
+        Opening::FireAndForget(payload) => {
+            let id = conn.table.allocate_id().ok()?;
+            Some((
+                Frame::RequestFnf {
+                    id,
+                    follows: false,
+                    payload,
+                },
+                None,
+            ))
+        }
+    }
+}
+
+/// The request's payload with the route's composite metadata in front of its own.
+pub(crate) fn with_route(
+    route: Option<crate::rsocket::metadata::Route>,
+    payload: Payload,
+) -> Payload {
+    match route {
+        None => payload,
+        Some(r) => Payload {
+            metadata: Some(r.with(payload.metadata)),
+            data: payload.data,
+        },
+    }
+}

@@ -1,0 +1,248 @@
+//! The connection's outbound queue: what waits for the writer task, and the writer's and the
+//! reader's wake-ups.
+//!
+//! **Bound.** The queue has no capacity of its own: every producer is bounded where it
+//! stands, and the sum is the bound (the module documentation lists it):
+//!
+//! * an outbound stream queues only elements its publisher was asked for, and it
+//!   asks for at most `stream_window` elements beyond what the writer has written;
+//! * an inbound stream queues at most one credit-or-cancel item at a time (REQUEST_N credit
+//!   accumulates in the stream while its item waits) and one opening request;
+//! * a request_response on either side queues one request or one answer;
+//! * the reader, before handling a frame that makes the connection answer (a request, a
+//!   KEEPALIVE asking for an answer, a LEASE), waits until fewer than `control_queue` items
+//!   wait ([`Outbox::poll_below`]): it stops reading the socket meanwhile, so a peer that
+//!   sends without reading is held back by TCP.
+//!
+//! The writer takes everything queued in one swap (no allocation once both queues have
+//! grown to their working size), so a burst costs one lock for the writer.
+//!
+
+use std::collections::VecDeque;
+use std::task::{Context, Poll, Waker};
+
+use super::frame::Frame;
+use super::part::{InRef, OutRef, RespRef};
+use super::payload::Payload;
+use crate::loom::sync::Mutex;
+
+/// A request of this side that the writer opens: it allocates the stream id and puts the
+/// stream in the table in wire order.
+pub(crate) enum Opening {
+    /// REQUEST_STREAM or REQUEST_CHANNEL (with its outbound half).
+    Stream(InRef),
+    /// REQUEST_RESPONSE.
+    Response(RespRef),
+    /// REQUEST_FNF: the request alone.
+    FireAndForget(Payload),
+}
+
+/// One item for the writer.
+pub(crate) enum Out {
+    /// A frame of the connection or of a stream that is already encoded as a value.
+    Frame(Frame),
+    /// An element of an outbound stream: PAYLOAD(N), counted in its window when written.
+    Next(OutRef, Payload),
+    /// The end of an outbound stream: PAYLOAD(C).
+    Complete(OutRef),
+    /// An inbound stream's pending credit (REQUEST_N) or cancel (CANCEL).
+    Credit(InRef),
+    /// A request to open.
+    Open(Opening),
+}
+
+struct State {
+    items: VecDeque<Out>,
+    /// The writer, parked for items or for the end of a socket write.
+    writer: Option<Waker>,
+    /// The reader, waiting for the queue to shrink below its limit.
+    reader: Option<Waker>,
+    /// The writer, waiting on a socket write, to be told of the close.
+    closing: Option<Waker>,
+    /// Set by `close`: the frame to write last, if any (taken by the writer).
+    closed: bool,
+    last: Option<Frame>,
+    /// The most items that waited at once.
+    high: usize,
+    /// Set while the reader handles frames already read: pushes do not wake the writer
+    /// until [`Outbox::uncork`], so that the answers to one read go out in one write.
+    corked: bool,
+}
+
+/// The outbound queue of one connection.
+pub(crate) struct Outbox {
+    state: Mutex<State>,
+}
+
+impl Outbox {
+    pub(crate) fn new() -> Self {
+        Outbox {
+            state: Mutex::new(State {
+                items: VecDeque::with_capacity(64),
+                writer: None,
+                reader: None,
+                closing: None,
+                closed: false,
+                last: None,
+                high: 0,
+                corked: false,
+            }),
+        }
+    }
+
+    /// Queues `item` and wakes the writer if it is parked. After `close`, the item is
+    /// dropped (returned as `false`).
+    pub(crate) fn push(&self, item: Out) -> bool {
+        let mut s = self.state.lock();
+        if s.closed {
+            return false;
+        }
+        s.items.push_back(item);
+        s.high = s.high.max(s.items.len());
+        if s.corked {
+            return true;
+        }
+        let w = s.writer.take();
+        drop(s);
+        if let Some(w) = w {
+            w.wake();
+        }
+        true
+    }
+
+    /// Pushes stop waking the writer (the reader is about to handle a frame).
+    pub(crate) fn cork(&self) {
+        self.state.lock().corked = true;
+    }
+
+    /// Pushes wake the writer again; wakes it now if items wait.
+    pub(crate) fn uncork(&self) {
+        let mut s = self.state.lock();
+        if !s.corked {
+            return;
+        }
+        s.corked = false;
+        let w = if s.items.is_empty() {
+            None
+        } else {
+            s.writer.take()
+        };
+        drop(s);
+        if let Some(w) = w {
+            w.wake();
+        }
+    }
+
+    /// The number of items waiting (for tests and the bounds' checks).
+    pub(crate) fn len(&self) -> usize {
+        self.state.lock().items.len()
+    }
+
+    /// The most items that waited at once.
+    pub(crate) fn high_water(&self) -> usize {
+        self.state.lock().high
+    }
+
+    /// Ready when fewer than `limit` items wait (or the outbox is closed); otherwise parks
+    /// the reader until the writer takes them.
+    pub(crate) fn poll_below(&self, cx: &mut Context<'_>, limit: usize) -> Poll<()> {
+        let mut s = self.state.lock();
+        if s.items.len() < limit || s.closed {
+            Poll::Ready(())
+        } else {
+            s.reader = Some(cx.waker().clone());
+            // The writer must run for the queue to shrink.
+            s.corked = false;
+            let w = s.writer.take();
+            drop(s);
+            if let Some(w) = w {
+                w.wake();
+            }
+            Poll::Pending
+        }
+    }
+
+    /// The writer's take: swaps everything queued into `batch` (which must be empty).
+    /// `Ready(Some(last))` once closed (with the last frame, if any, the first time).
+    pub(crate) fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        batch: &mut VecDeque<Out>,
+    ) -> Poll<Option<Option<Frame>>> {
+        let mut s = self.state.lock();
+        if s.closed {
+            let last = s.last.take();
+            s.items.clear();
+            return Poll::Ready(Some(last));
+        }
+        if s.items.is_empty() {
+            s.writer = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        std::mem::swap(&mut s.items, batch);
+        let r = s.reader.take();
+        drop(s);
+        if let Some(r) = r {
+            r.wake();
+        }
+        Poll::Ready(None)
+    }
+
+    /// Appends whatever was queued since the last take to `batch` (ready at once).
+    pub(crate) fn poll_take_more(
+        &self,
+        _cx: &mut Context<'_>,
+        batch: &mut VecDeque<Out>,
+    ) -> Poll<()> {
+        let mut s = self.state.lock();
+        if s.closed {
+            return Poll::Ready(());
+        }
+        batch.extend(s.items.drain(..));
+        // The reader may wait for the queue to shrink: it just did.
+        let r = s.reader.take();
+        drop(s);
+        if let Some(r) = r {
+            r.wake();
+        }
+        Poll::Ready(())
+    }
+
+    /// For the writer while a socket write is pending: ready once closed.
+    pub(crate) fn poll_closed(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut s = self.state.lock();
+        if s.closed {
+            Poll::Ready(())
+        } else {
+            s.closing = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+
+    /// Closes the queue: drops what waits, keeps `last` for the writer to send, wakes both
+    /// the writer and the reader. Returns the dropped items (dropped by the caller, outside
+    /// the lock: they hold streams).
+    pub(crate) fn close(&self, last: Option<Frame>) -> VecDeque<Out> {
+        let mut s = self.state.lock();
+        if s.closed {
+            return VecDeque::new();
+        }
+        s.closed = true;
+        s.last = last;
+        let items = std::mem::take(&mut s.items);
+        let w = s.writer.take();
+        let r = s.reader.take();
+        let c = s.closing.take();
+        drop(s);
+        for waker in [w, r, c].into_iter().flatten() {
+            waker.wake();
+        }
+        items
+    }
+}
+
+impl std::fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbox").field("len", &self.len()).finish()
+    }
+}

@@ -1,0 +1,261 @@
+//! The server's handlers, by route: what a [`Router`] holds and how a request finds its
+//! handler.
+//!
+//! A request's route is the first tag of the routing entry in its composite metadata
+//! ([`metadata::route`](super::metadata::route)); a request without a routing entry (or with
+//! metadata that is not composite) has the route `""`, which a handler registered for `""`
+//! serves. A request whose route has no handler of its interaction is answered
+//! `ERROR[INVALID]` ("no handler for route …"); fire-and-forget is dropped.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use rs_api::{BoxPublisher, Error, Publisher};
+
+use super::error::{ErrorCode, RSocketError};
+use super::inbound::Inbound;
+use super::metadata;
+use super::payload::Payload;
+
+/// A boxed answer to a request_response.
+pub(crate) type BoxResponse = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
+
+type StreamFn = Box<dyn Fn(Payload) -> BoxPublisher<Payload> + Send + Sync>;
+type ResponseFn = Box<dyn Fn(Payload) -> BoxResponse + Send + Sync>;
+type FnfFn = Box<dyn Fn(Payload) + Send + Sync>;
+type ChannelFn = Box<dyn Fn(Payload, ChannelInbound) -> BoxPublisher<Payload> + Send + Sync>;
+type PushFn = Box<dyn Fn(Bytes) + Send + Sync>;
+
+#[derive(Default)]
+struct Handlers {
+    stream: Option<StreamFn>,
+    response: Option<ResponseFn>,
+    fnf: Option<FnfFn>,
+    channel: Option<ChannelFn>,
+}
+
+/// The handlers a server serves, by route.
+///
+/// Each handler runs on the connection's reader task when its request arrives: it should
+/// return promptly (build the publisher or the future, and let them do the work).
+///
+/// * `request_stream(route, f)`: `f(request)` returns the publisher of the stream. It is
+///   subscribed at once and asked only for what the requester's REQUEST_N frames allow,
+///   within the connection's `stream_window` (see the module documentation).
+/// * `request_channel(route, f)`: `f(first, inbound)` gets the REQUEST_CHANNEL's payload and
+///   the publisher of the requester's further payloads ([`ChannelInbound`]: its
+///   subscriber's requests become REQUEST_N frames), and returns the publisher of the
+///   answers: a processor-like handler (an `rs_api::Processor` subscribed to `inbound` and
+///   returned fits).
+/// * `request_response(route, f)`: `f(request)` returns a future of the answer; an error
+///   goes out as an ERROR frame (`APPLICATION_ERROR`, or the code of an
+///   [`RSocketError::Remote`]).
+/// * `fire_and_forget(route, f)`: `f(request)`.
+///
+/// # Examples
+///
+/// ```
+/// use rs_impl::rsocket::{Payload, Router};
+/// use rs_impl::source;
+///
+/// let router = Router::new()
+///     .request_response("echo", |p: Payload| async move { Ok(p) })
+///     .request_stream("count", |_req| {
+///         source::from_iter((0..10u32).map(|i| Payload::from(i.to_string())))
+///     })
+///     .fire_and_forget("log", |p| println!("{:?}", p.data));
+/// assert_eq!(router.routes().count(), 3);
+/// ```
+#[derive(Default)]
+pub struct Router {
+    routes: HashMap<Box<str>, Handlers>,
+    metadata_push: Option<PushFn>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("routes", &self.routes.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Router {
+    /// A router with no routes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn entry(&mut self, route: &str) -> &mut Handlers {
+        self.routes.entry(route.into()).or_default()
+    }
+
+    /// Serves request_stream on `route`: `f(request)` is the stream's publisher.
+    pub fn request_stream<F, P>(mut self, route: &str, f: F) -> Self
+    where
+        F: Fn(Payload) -> P + Send + Sync + 'static,
+        P: Publisher<Payload> + Send + 'static,
+    {
+        self.entry(route).stream = Some(Box::new(move |p| Box::new(f(p))));
+        self
+    }
+
+    /// Serves request_channel on `route`: `f(first, inbound)` is the publisher of the
+    /// answers.
+    pub fn request_channel<F, P>(mut self, route: &str, f: F) -> Self
+    where
+        F: Fn(Payload, ChannelInbound) -> P + Send + Sync + 'static,
+        P: Publisher<Payload> + Send + 'static,
+    {
+        self.entry(route).channel = Some(Box::new(move |p, i| Box::new(f(p, i))));
+        self
+    }
+
+    /// Serves request_response on `route`: `f(request)` is a future of the answer.
+    pub fn request_response<F, Fut>(mut self, route: &str, f: F) -> Self
+    where
+        F: Fn(Payload) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Payload, Error>> + Send + 'static,
+    {
+        self.entry(route).response = Some(Box::new(move |p| Box::pin(f(p))));
+        self
+    }
+
+    /// Serves fire-and-forget on `route`.
+    pub fn fire_and_forget<F>(mut self, route: &str, f: F) -> Self
+    where
+        F: Fn(Payload) + Send + Sync + 'static,
+    {
+        self.entry(route).fnf = Some(Box::new(f));
+        self
+    }
+
+    /// Receives the connection-level METADATA_PUSH frames.
+    pub fn metadata_push<F>(mut self, f: F) -> Self
+    where
+        F: Fn(Bytes) + Send + Sync + 'static,
+    {
+        self.metadata_push = Some(Box::new(f));
+        self
+    }
+
+    /// The routes with at least one handler.
+    pub fn routes(&self) -> impl Iterator<Item = &str> {
+        self.routes.keys().map(|k| &**k)
+    }
+
+    fn handlers<'s, 'r>(
+        &'s self,
+        request: &'r Payload,
+    ) -> Result<(&'r str, Option<&'s Handlers>), RSocketError> {
+        let route = match &request.metadata {
+            Some(m) => metadata::route(m)
+                .map_err(|e| RSocketError::remote(ErrorCode::Invalid, e.to_string()))?
+                .unwrap_or(""),
+            None => "",
+        };
+        Ok((route, self.routes.get(route)))
+    }
+
+    fn missing(route: &str, what: &str) -> RSocketError {
+        RSocketError::remote(
+            ErrorCode::Invalid,
+            format!("no {what} handler for route {route:?}"),
+        )
+    }
+
+    pub(crate) fn handle_stream(
+        &self,
+        request: Payload,
+    ) -> Result<BoxPublisher<Payload>, RSocketError> {
+        let (route, h) = self.handlers(&request)?;
+        match h.and_then(|h| h.stream.as_ref()) {
+            Some(f) => Ok(f(request)),
+            None => Err(Self::missing(route, "request_stream")),
+        }
+    }
+
+    pub(crate) fn handle_channel(
+        &self,
+        first: Payload,
+        inbound: ChannelInbound,
+    ) -> Result<BoxPublisher<Payload>, RSocketError> {
+        let (route, h) = self.handlers(&first)?;
+        match h.and_then(|h| h.channel.as_ref()) {
+            Some(f) => Ok(f(first, inbound)),
+            None => Err(Self::missing(route, "request_channel")),
+        }
+    }
+
+    pub(crate) fn handle_response(&self, request: Payload) -> Result<BoxResponse, RSocketError> {
+        let (route, h) = self.handlers(&request)?;
+        match h.and_then(|h| h.response.as_ref()) {
+            Some(f) => Ok(f(request)),
+            None => Err(Self::missing(route, "request_response")),
+        }
+    }
+
+    pub(crate) fn handle_fnf(&self, request: Payload) {
+        let f = match self.handlers(&request) {
+            Ok((_, Some(Handlers { fnf: Some(f), .. }))) => f,
+            _ => return,
+        };
+        f(request);
+    }
+
+    pub(crate) fn handle_push(&self, metadata: Bytes) {
+        if let Some(f) = &self.metadata_push {
+            f(metadata);
+        }
+    }
+}
+
+/// The requester's payloads on a channel, after the first: a publisher that can be
+/// subscribed once (a second subscriber gets `on_error` with rule 1.9's rejection). Its
+/// subscriber's `request(n)` becomes REQUEST_N to the requester; its `cancel`, CANCEL.
+///
+/// If nobody subscribes, the requester is never granted credit and sends nothing more.
+#[must_use = "the requester sends nothing until this publisher is subscribed and requested from"]
+pub struct ChannelInbound {
+    inner: crate::loom::sync::Mutex<Option<std::sync::Arc<Inbound>>>,
+}
+
+impl std::fmt::Debug for ChannelInbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChannelInbound").finish_non_exhaustive()
+    }
+}
+
+impl ChannelInbound {
+    pub(crate) fn new(inbound: std::sync::Arc<Inbound>) -> Self {
+        ChannelInbound {
+            inner: crate::loom::sync::Mutex::new(Some(inbound)),
+        }
+    }
+}
+
+impl Drop for ChannelInbound {
+    /// Never subscribed: the requester's half is cancelled, so that the stream can end.
+    fn drop(&mut self) {
+        if let Some(inbound) = self.inner.lock().take() {
+            inbound.cancel();
+        }
+    }
+}
+
+impl Publisher<Payload> for ChannelInbound {
+    fn subscribe(&self, subscriber: rs_api::BoxSubscriber<Payload>) {
+        match self.inner.lock().take() {
+            Some(inbound) => inbound.start(subscriber),
+            None => crate::source::failed(
+                rs_api::SpecViolation::Rejected {
+                    reason: "a channel's inbound payloads can be subscribed once".into(),
+                }
+                .into(),
+            )
+            .subscribe(subscriber),
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! `rs_impl::rsocket` (feature `rsocket` of rs-tck, on by default): a remote publisher
+//! verified as any publisher. Not in the loom mode: a connection needs tokio and sockets;
+//! rs-impl's loom models of the connection's stream table
+//! (`rs-impl/tests/loom/rsocket.rs`) cover its concurrency.
+//!
+//! | implementation | verifications | notes |
+//! |---|---|---|
+//! | `rsocket::Client::request_stream(range)` | publisher (cold: the 1.11 tests run) | over loopback: the server's route `range` serves `source::range(0..n)` as payloads; every `request(n)` of the TCK's subscribers travels as REQUEST_STREAM / REQUEST_N, every `cancel` as CANCEL. The failed publisher is a remote stream of a closed connection (it fails at once, without demand). |
+//!
+//! One tokio runtime (two worker threads), one server and one client serve the whole run.
+
+use std::sync::OnceLock;
+
+use rs_api::Publisher;
+use rs_impl::rsocket::{Client, ClientConfig, Payload, Router, Server, ServerConfig, ServerHandle};
+use rs_impl::source;
+use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
+use rs_tck::suite::Suite;
+
+/// The RSocket suites.
+pub(crate) fn suites() -> Vec<Suite> {
+    vec![publisher::verify(
+        "rsocket::Client::request_stream(range)",
+        RemoteRange,
+    )]
+}
+
+struct Loopback {
+    _rt: tokio::runtime::Runtime,
+    _server: ServerHandle,
+    client: Client,
+    closed: Client,
+}
+
+fn loopback() -> &'static Loopback {
+    static L: OnceLock<Loopback> = OnceLock::new();
+    L.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("rs-tck-rsocket")
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let router = Router::new().request_stream("range", |request: Payload| {
+            let n: u64 = request
+                .data_utf8()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            source::from_iter((0..n).map(|i| Payload::from(i.to_string())))
+        });
+        let server = rt
+            .block_on(Server::bind("127.0.0.1:0", router, ServerConfig::default()))
+            .expect("bind the loopback server");
+        let server = rt.block_on(async { server.spawn() });
+        let connect = || {
+            rt.block_on(Client::connect(
+                server.local_addr(),
+                ClientConfig::default(),
+            ))
+            .expect("connect to the loopback server")
+        };
+        let client = connect();
+        let closed = connect();
+        closed.close();
+        Loopback {
+            _rt: rt,
+            _server: server,
+            client,
+            closed,
+        }
+    })
+}
+
+/// A remote `range(0..n)` over loopback.
+struct RemoteRange;
+
+impl PublisherVerification for RemoteRange {
+    type Item = Payload;
+
+    fn create_publisher(&self, elements: u64) -> impl Publisher<Payload> + Send + 'static {
+        loopback()
+            .client
+            .request_stream("range", Payload::from(elements.to_string()))
+    }
+
+    fn create_failed_publisher(&self) -> Option<impl Publisher<Payload> + Send + 'static> {
+        Some(
+            loopback()
+                .closed
+                .request_stream("range", Payload::from("1")),
+        )
+    }
+
+    /// Cold: each subscriber opens its own stream.
+    fn max_supported_subscribers(&self) -> SupportedSubscribers {
+        SupportedSubscribers::MANY
+    }
+}
