@@ -11,6 +11,7 @@ use super::key::{lane_of, LaneKey};
 use super::{Broadcast, LanesError};
 use crate::flow::{Closing, Exit, RingOut, Step};
 use crate::island::{Ctx, Notifier, RunEnd};
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::{Arc, Mutex};
 
@@ -152,7 +153,7 @@ where
     fn send(&mut self, lane: usize, x: T) {
         let out = &mut self.lanes[lane];
         if let Err(x) = out.push(x) {
-            if out.closed() {
+            if out.closed() || fault::active(Fault::LaneFullDrops) {
                 drop(x);
             } else {
                 self.pending = Some(Pending::One(lane, x));
@@ -229,7 +230,11 @@ where
         }
         let mut room = usize::MAX;
         for out in self.lanes.iter_mut() {
-            room = room.min(out.room());
+            let r = out.room();
+            if r == 0 && out.closed() {
+                continue; // a lane that left takes (and drops) anything
+            }
+            room = room.min(r);
         }
         room.max(1)
     }

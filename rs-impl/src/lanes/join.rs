@@ -11,6 +11,7 @@ use super::LanesError;
 use crate::flow::{Closing, Exit, RingIn, Step};
 use crate::handoff::Polled;
 use crate::island::{Ctx, RunEnd};
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::Arc;
 
 /// The exit a lane flow ends in, around the real one (a ring into the merging island, or the
@@ -180,6 +181,9 @@ impl<U: Send + 'static> crate::flow::Entry for JoinEntry<U> {
                     }
                 }
                 Polled::Complete => {
+                    if fault::active(Fault::LanesCompleteOnFirstLane) {
+                        return Pumped::Complete;
+                    }
                     self.done[k] = true;
                     self.live -= 1;
                     self.rings[k].close();
