@@ -79,6 +79,11 @@ fn run<S: Shape<Out = u64>>(flow: &Flow<S>) -> (u64, u64, u64) {
     (a1 - a0, b1 - b0, seen.load(Ordering::SeqCst))
 }
 
+/// The run with the fewest allocations of three (count, bytes, elements).
+fn fewest(mut f: impl FnMut() -> (u64, u64, u64)) -> (u64, u64, u64) {
+    (0..3).map(|_| f()).min().expect("three runs")
+}
+
 #[test]
 fn one_lane_allocates_what_the_plain_flow_allocates() {
     let n = 100_000u64;
@@ -95,11 +100,13 @@ fn one_lane_allocates_what_the_plain_flow_allocates() {
         (1, 1),
         "one island each"
     );
-    // Warm up (thread-locals, the executor's first use), then measure each twice.
+    // Warm up (thread-locals, the executor's first use), then take the fewest of three runs
+    // each: another thread of the test process (the harness) may allocate meanwhile, which
+    // only ever adds to a count.
     let _ = run(&plain);
     let _ = run(&laned);
-    let p = run(&plain);
-    let l = run(&laned);
+    let p = fewest(|| run(&plain));
+    let l = fewest(|| run(&laned));
     assert_eq!(p.2, n / 2);
     assert_eq!(l.2, n / 2);
     assert_eq!(
@@ -115,8 +122,7 @@ fn one_lane_allocates_what_the_plain_flow_allocates() {
         |x: &u64| *x,
         |lane| lane.map(|x| x.wrapping_mul(3)).filter(|x| x % 2 == 0),
     );
-    let _ = run(&big);
-    let b = run(&big);
+    let b = fewest(|| run(&big));
     assert_eq!(
         (b.0, b.1),
         (l.0, l.1),

@@ -29,8 +29,8 @@ use rs_impl::subscriber::{for_each, RequestStrategy};
 use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};
 
 /// Rounds of the xorshift of the `lanes` scenario's per-element work: about 500 ns on the
-/// 2-core machine (about 3.5 ns a round, measured there).
-pub const WORK_ROUNDS: u32 = 140;
+/// 2-core machine (about 1.8 ns a round in CPU time there: `examples/lanes_quick.rs` prints it).
+pub const WORK_ROUNDS: u32 = 280;
 
 /// The ring from each lane into the merge, ours and the peers' shared channel alike.
 pub const MERGE_RING: usize = 1024;

@@ -227,12 +227,10 @@ impl<U: Send + 'static> crate::flow::Entry for JoinEntry<U> {
         }
     }
 
+    /// Never spins before parking: the merging island shares the runtime's threads with the
+    /// lanes, and a spin while a lane runs elsewhere takes a thread another lane could use
+    /// (the async boundary's linger pays off between two islands, not among `n + 2`).
     fn linger(&mut self) -> bool {
-        for (k, r) in self.rings.iter_mut().enumerate() {
-            if !self.done[k] && r.linger() {
-                return true;
-            }
-        }
         false
     }
 

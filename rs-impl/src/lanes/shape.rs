@@ -12,8 +12,11 @@ use super::join::{JoinEntry, LaneExit};
 use super::key::LaneKey;
 use super::{LanesConfig, LanesError};
 use crate::boundary::{Producer, Shared};
-use crate::flow::{Build, Exit, Flow, RingEntry, RingExit, RingIn, RingOut, Shape, SubscriberExit};
-use crate::island::{BuildError, Island, IslandError, Runtime};
+use crate::flow::{
+    Build, Entry, Exit, Flow, Pumped, RingEntry, RingExit, RingIn, RingOut, Shape, Stall,
+    SubscriberExit,
+};
+use crate::island::{BuildError, Ctx, Island, IslandError, Runtime};
 use crate::loom::sync::{Arc, Mutex};
 use crate::panics as report;
 
@@ -52,12 +55,45 @@ impl<S: Shape> Shape for LaneIn<S> {
             .take()
             .and_then(|input| input.downcast::<RingIn<S::Out>>().ok())
             .ok_or(BuildError::LaneInputUnused { lane: usize::MAX })?;
-        b.segment(RingEntry::new(*ring), exit);
+        b.segment(LaneEntry(RingEntry::new(*ring)), exit);
         Ok(())
     }
 
     fn islands(&self) -> usize {
         self.upstream.as_ref().map_or(1, |s| s.islands())
+    }
+}
+
+/// A lane's input: the ring's entry, without the spin before parking (a lane shares the
+/// runtime's threads with the other lanes: see [`JoinEntry`]'s `linger`).
+struct LaneEntry<T>(RingEntry<T>);
+
+impl<T: Send + 'static> Entry for LaneEntry<T> {
+    type Item = T;
+    fn start(&mut self, cx: &mut Ctx<'_>) -> Result<(), Error> {
+        self.0.start(cx)
+    }
+    fn batch(&self) -> usize {
+        self.0.batch()
+    }
+    #[inline]
+    fn pump<X: Exit<T>>(&mut self, cx: &mut Ctx<'_>, exit: &mut X, n: usize) -> Pumped {
+        self.0.pump(cx, exit, n)
+    }
+    fn stalled(&mut self) -> Stall {
+        self.0.stalled()
+    }
+    fn refresh(&mut self) {
+        self.0.refresh()
+    }
+    fn cancel(&mut self) {
+        self.0.cancel()
+    }
+    fn close(&mut self) {
+        self.0.close()
+    }
+    fn error(&mut self) -> Error {
+        self.0.error()
     }
 }
 
