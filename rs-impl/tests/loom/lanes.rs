@@ -183,7 +183,8 @@ pub(crate) fn full_lane_races_next_element() {
 }
 
 /// Rules 3.13, 1.8 (eventually), no leak. Elements 0 and 1 to lane 0, 2 to lane 1; each
-/// lane's subscriber cancels from inside its first `on_next`, racing the dispatcher's flushes
+/// lane's subscriber asks for one element and cancels from inside its `on_next` (so element 1
+/// waits in lane 0's ring, or is on its way into it), racing the dispatcher's flushes
 /// into the rings and the lanes' own draining: in every interleaving all three islands end
 /// (the cancels reached the upstream, or it completed first), at most the requested elements
 /// arrived, both subscribers were dropped, and every element made was dropped exactly once —
@@ -192,8 +193,8 @@ pub(crate) fn full_lane_races_next_element() {
 pub(crate) fn cancel_races_lane_drain() {
     let live = Arc::new(AtomicUsize::new(0));
     let (k0, k1) = (key_for(0), key_for(1));
-    let (s0, seen0, t0) = Recorder::new(3, true);
-    let (s1, seen1, t1) = Recorder::new(3, true);
+    let (s0, seen0, t0) = Recorder::new(1, true);
+    let (s1, seen1, t1) = Recorder::new(1, true);
     let islands = two_lanes(vec![k0, k0, k1], vec![Box::new(s0), Box::new(s1)], &live);
     run(islands);
     assert!(
