@@ -15,6 +15,7 @@
 //! | producer API | the one producer API of the fanout channel and the push source: `try_send`, `send(..).await`, `blocking_send`, `complete`, `fail`, a `Sink`; their errors |
 //! | [`processor`] | a multicast identity processor with a bounded buffer |
 //! | [`merge`] | `merge`, `flat_map`, `concat_map`, `observe_on` for plain publishers (and the same operators on a `Flow`), no pooling |
+//! | [`lanes`] | keyed lanes: one stream processed by `n` lanes in parallel (each its own island), each key's order kept, bounded per-lane queues, merged back or one subscriber per lane |
 //! | [`fanout`] | one stream to many subscribers at their own pace: a processor and a channel with a producer handle |
 //! | [`subscriber`] | ready-made subscribers: collect, for-each, with a request strategy |
 //! | [`compat`] | async Rust: publishers as `Stream`s and blocking iterators, `Stream`s as publishers, `Sink`s and async callbacks as subscribers; bounded and demand-driven both ways |
@@ -39,6 +40,7 @@ pub mod fanout;
 pub mod flow;
 mod handoff;
 pub mod island;
+pub mod lanes;
 pub mod loom;
 pub mod merge;
 pub mod panics;

@@ -10,6 +10,7 @@
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`merge`] | `merge-*`, `observe-on` | seed 003's OperatorMergePerf and OperatorObserveOnPerf shapes, in ops (subscriptions run to completion), against futures, tokio-stream, tokio mpsc and crossbeam |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
+//! | [`lanes`] | `lanes`, `lanes-trivial` | seed 004's keyed lanes: 0..n over K lanes (1, 2, 4, 8) with about 500 ns of work per element (and with none), merged back, against the one-island ceiling, crossbeam threads per lane and tokio tasks per lane |
 //! | [`rsocket`] | `remote-ping-pong`, `request-stream` | RSocket over loopback: seed 004's RemotePingPong against a raw TCP echo; a stream of small payloads |
 //!
 //! To add a component's scenario (the fanout and boundary issues do), write a module with a
@@ -22,6 +23,7 @@ pub mod boundary;
 pub mod compat;
 pub mod fanout;
 pub mod interpreter;
+pub mod lanes;
 pub mod merge;
 pub mod pipeline;
 pub mod processor;
@@ -55,6 +57,8 @@ pub fn all() -> Vec<Scenario> {
         merge::two_async_scenario(),
         merge::n_of_1_scenario(),
         merge::observe_on_scenario(),
+        lanes::scenario(),
+        lanes::trivial_scenario(),
         rsocket::ping_pong_scenario(),
         rsocket::stream_scenario(),
     ]

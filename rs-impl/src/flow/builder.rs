@@ -110,6 +110,16 @@ impl<S> Flow<S> {
         }
     }
 
+    /// The blueprint and the islands' budget (keyed lanes materialise them by hand).
+    pub(crate) fn into_parts(self) -> (S, u64) {
+        (self.shape, self.budget)
+    }
+
+    /// The islands' budget.
+    pub(crate) fn budget(&self) -> u64 {
+        self.budget
+    }
+
     pub(crate) fn with_shape<S2>(self, shape: impl FnOnce(S) -> S2) -> Flow<S2> {
         Flow {
             shape: shape(self.shape),

@@ -93,10 +93,14 @@ mod stream;
 pub use builder::{BoxFlow, Flow, DEFAULT_INPUT_BUFFER};
 // For the merge operators (`crate::merge`), which add shapes and stages of their own.
 pub(crate) use edge::RingExit;
-pub(crate) use entry::RingEntry;
+// For keyed lanes (`crate::lanes`), which end each lane in a subscriber of its own.
+pub(crate) use blueprint::start_and_spawn;
+pub(crate) use edge::SubscriberExit;
+pub(crate) use entry::{Entry, Pumped, RingEntry, Stall};
 pub(crate) use exit::{Closing, Exit, PortExit, Step};
 pub use operator::{Emit, Operator, Signal};
 pub use processor::IslandProcessor;
+pub(crate) use publisher::refuse;
 pub use publisher::{FlowPublisher, NotBuilt};
 pub(crate) use ring_in::RingIn;
 pub use ring_in::SharedPublisher;

@@ -39,6 +39,9 @@ pub struct Build {
     /// Where the island being built (and every later one) is spawned, after an
     /// `observe_on`; `None`: the publisher's runtime.
     pub(crate) spawn_on: Option<SpawnOn>,
+    /// The input of the lane being placed (keyed lanes, `crate::lanes`): its ring's consumer
+    /// end, taken by the lane flow's source when it is placed.
+    pub(crate) lane_input: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl fmt::Debug for Build {

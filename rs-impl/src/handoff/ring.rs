@@ -263,6 +263,14 @@ impl<T, W> Ring<T, W> {
         }
     }
 
+    /// Elements published and not yet handed back by the reader (it hands slots back a batch
+    /// at a time, so this counts what it took since its last release too): the ring's depth
+    /// as its writer sees it (keyed lanes' depth handle).
+    pub(crate) fn depth(&self) -> usize {
+        let tail = self.state.load(Ordering::Acquire) >> SHIFT;
+        tail.wrapping_sub(self.head()) & INDEX_MASK
+    }
+
     /// The rule-2.4 guard of the reader's requests.
     #[inline]
     pub(crate) fn guard(&self) -> &InFlight {

@@ -84,6 +84,11 @@ faults! {
     OpenIgnoresCancel,
     /// An inbound stream's cancel does not run the drain that drops the subscriber.
     CancelSkipsDrain,
+    // --- keyed lanes (`crate::lanes`)
+    /// The dispatcher drops an element whose lane is full instead of holding it.
+    LaneFullDrops,
+    /// The merging island completes when the first lane completes, not the last.
+    LanesCompleteOnFirstLane,
 }
 
 #[cfg(rs_loom)]

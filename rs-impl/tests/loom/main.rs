@@ -26,6 +26,7 @@
 //! | `boundary.rs` | two islands joined by a ring of 2: a flush racing a cancel (twin: a cancel that forgets the buffered input), the completion after a batch (twin: completion before the last flush), an error overtaking buffered input (twin: an error that waits for demand), the consumer's grant racing the producer's park (twin: the grant stored after its notification) | 1.1, 1.4, 1.5, 1.7, 1.8, 3.12, 3.13, no leak, no lost wake-up |
 //! | `push.rs` | the push source: a sender blocked for want of demand racing requests from another thread, its sends racing their drains (the inbox); a send racing `complete` from a clone (twin: a send that ignores the end) | no lost wake-up, 1.1, 1.3, every element once in order, nothing accepted and dropped |
 //! | `ring.rs` | the hand-off ring through the stream bridge: a ring of 1 wrapping with every slot reused, the consumer's park racing each publication (twin: a park without the comparison); the consumer leaving with elements in flight (twin: a leave that forgets the buffer); the consumer leaving while the subscription is handed over (twin: a hand-over that ignores the leave) | no lost wake-up, every element moved out once, no leak, no double drop, 3.13 |
+//! | `lanes.rs` | keyed lanes, 2 lanes of capacity 1: a full lane racing the upstream's next element (twin: a full lane that drops it); the lanes' subscribers cancelling while the lanes drain (twin: a leave that forgets a lane's buffer); merged lanes completing after the last lane drained (twin: completion on the first lane) | 1.1, 1.5, 1.7, 3.13, each key's order, no loss, no leak, no lost wake-up |
 //! | `merge.rs` | merge of two hand-driven inners (prefetch 1–2): cancel from inside `on_next` racing the other inner's `on_next` (twin: a drain that ignores the cancel); an inner's completion racing the outer's (twin: the queue looked at before the inner's end); two inners racing one drain with one-by-one demand (twin: a fast path past the inner's queue) | 1.8, 3.13, 1.5, 1.3, each inner's order, no leak |
 //! | `rsocket.rs` | the RSocket connection's stream table: a CANCEL racing a PAYLOAD (twin: a cancel that skips the drain), a REQUEST_N racing the served publisher's completion (twin: the rule-2.4 guard broken), a stream opened while the connection closes (twin: an open that ignores the close), a cancel racing the writer's open (twin: an open that ignores the cancel) | 3.13, 2.4, one terminal per stream, the table emptied |
 //! | `stream.rs` | publisher → `Stream`: the stream's waker racing `on_next`/`on_complete` from another thread | no lost wake-up, 1.3, every element once |
@@ -44,6 +45,7 @@ mod drain;
 mod fanout;
 mod handoff;
 mod island;
+mod lanes;
 mod merge;
 mod on_subscribe;
 mod probe;

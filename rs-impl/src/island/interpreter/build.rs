@@ -52,6 +52,12 @@ pub enum BuildError {
     /// A boundary's input side was materialised already (a boundary has one consumer).
     #[error("the boundary input was materialised already (a boundary has one consumer)")]
     AlreadyMaterialised,
+    /// A lane flow of keyed lanes (`Flow::lanes`) does not read the input it was given.
+    #[error("lane {lane}: the lane flow does not start from the lane's input")]
+    LaneInputUnused {
+        /// The lane.
+        lane: usize,
+    },
     /// An erased port was re-typed with another element type.
     #[error("connection {connection} carries {expected}, not {asked}")]
     WrongType {

@@ -15,6 +15,7 @@
 //! | [`examples`] | `rs-impl/examples/`: `repeat` (the `serial` module's example), `thread_publisher` (signals from a thread of its own) | publisher |
 //! | `rsocket` (not in a loom build) | `rsocket::Client::request_stream` of a remote range over loopback | publisher |
 //! | [`compat`] | `compat::from_stream`, `compat::from_stream_fn`, `source::push(0)`, `compat::to_stream → from_try_stream`; `compat::to_stream(8)`, `(1)`; `compat::sink_subscriber`, `compat::from_async` | publisher; stream bridge; subscriber whitebox, blackbox, sink subscriber, async callback |
+//! | `lanes` (not in a loom build) | `Flow::lanes(4, identity)`: keyed lanes merged back | publisher, identity processor |
 //! | [`merge`] | `merge::merge`, `flat_map` (iterators, subscribed), `concat_map`; `observe_on`, `Flow::flat_map`, `Flow::observe_on` (not in a loom build) | publisher (loom for the plain ones); `Flow::flat_map(identity)`: identity processor |
 //!
 //! The runner does not run the loom suites: they mean something only in a build with
@@ -27,6 +28,8 @@ mod examples;
 mod fanout;
 #[cfg(not(rs_loom))]
 mod islands;
+#[cfg(not(rs_loom))]
+mod lanes;
 mod merge;
 mod processors;
 #[cfg(all(feature = "rsocket", not(rs_loom)))]
@@ -73,6 +76,8 @@ fn unmarked() -> Vec<Suite> {
     suites.push(islands::suites());
     #[cfg(not(rs_loom))]
     suites.push(boundary::suites());
+    #[cfg(not(rs_loom))]
+    suites.push(lanes::suites());
     #[cfg(all(feature = "rsocket", not(rs_loom)))]
     suites.push(rsocket::suites());
     suites.concat()
