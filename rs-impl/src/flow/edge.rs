@@ -221,8 +221,9 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
         }
         self.emitted += 1;
         if let (Some(subscriber), Some(shared)) = (self.subscriber.as_mut(), self.shared.as_ref()) {
-            // A request from inside on_next on this thread only adds to `reentrant`.
-            let _delivering = shared.reentrant.deliver();
+            // A request from inside on_next on this thread only adds to `reentrant` (with
+            // unbounded demand there is nothing to add: no mark, no thread-local per element).
+            let _delivering = (self.limit != UNBOUNDED).then(|| shared.reentrant.deliver());
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(x))) {
                 report::subscriber_panicked("on_next", p);
                 self.finish(None);
