@@ -139,15 +139,15 @@ fn zero_sized() -> Vec<Call> {
         ),
         (
             "Flow::flat_map(_, 0, _)",
-            Box::new(|| drop(Flow::from_iter(0u8..3).flat_map(|i| source::just(i), 0, 4))),
+            Box::new(|| drop(Flow::from_iter(0u8..3).flat_map(source::just, 0, 4))),
         ),
         (
             "Flow::flat_map(_, _, 0)",
-            Box::new(|| drop(Flow::from_iter(0u8..3).flat_map(|i| source::just(i), 4, 0))),
+            Box::new(|| drop(Flow::from_iter(0u8..3).flat_map(source::just, 4, 0))),
         ),
         (
             "Flow::concat_map(_, 0)",
-            Box::new(|| drop(Flow::from_iter(0u8..3).concat_map(|i| source::just(i), 0))),
+            Box::new(|| drop(Flow::from_iter(0u8..3).concat_map(source::just, 0))),
         ),
     ]
 }
