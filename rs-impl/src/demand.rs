@@ -255,6 +255,64 @@ impl Reentrant {
     }
 }
 
+/// A subscription of this crate whose `request` and `cancel` may be called concurrently
+/// (each only records, with atomics, and hands the rest to a drain loop or a mailbox), and
+/// which ignores a request after a cancel (rule 3.6).
+///
+/// Its publisher marks it while it calls `on_subscribe` ([`concurrent_calls`]); a ready-made
+/// subscriber that finds the mark ([`takes_concurrent_calls`]) makes its requests without the
+/// rule-2.7 gate (two atomic read-modify-writes per request, which with `request(1)` per
+/// element were most of what one-by-one demand cost over bulk demand: issue 24). The gate
+/// exists so that a subscription never sees `request` and `cancel` at once; one that is built
+/// for that does not need it. Any other subscription (every foreign one) keeps the gate.
+#[derive(Debug)]
+pub(crate) struct ConcurrentCalls(#[cfg(not(rs_loom))] usize);
+
+#[cfg(not(rs_loom))]
+std::thread_local! {
+    /// The subscription (its address) being handed to `on_subscribe` by a publisher of this
+    /// crate that takes concurrent calls (0: none).
+    static CONCURRENT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks `subscription` as taking concurrent calls while the guard lives (see
+/// [`ConcurrentCalls`]); nothing under loom, where every subscriber keeps its gate (the path
+/// the models check).
+pub(crate) fn concurrent_calls(subscription: &rs_api::SubscriptionRef) -> ConcurrentCalls {
+    #[cfg(not(rs_loom))]
+    {
+        let key = std::sync::Arc::as_ptr(subscription).cast::<()>() as usize;
+        ConcurrentCalls(CONCURRENT.with(|c| c.replace(key)))
+    }
+    #[cfg(rs_loom)]
+    {
+        let _ = subscription;
+        ConcurrentCalls()
+    }
+}
+
+impl Drop for ConcurrentCalls {
+    fn drop(&mut self) {
+        #[cfg(not(rs_loom))]
+        CONCURRENT.with(|c| c.set(self.0));
+    }
+}
+
+/// Whether `subscription` is marked as taking concurrent calls right now (called from
+/// `on_subscribe`).
+pub(crate) fn takes_concurrent_calls(subscription: &rs_api::SubscriptionRef) -> bool {
+    #[cfg(not(rs_loom))]
+    {
+        let key = std::sync::Arc::as_ptr(subscription).cast::<()>() as usize;
+        CONCURRENT.with(std::cell::Cell::get) == key
+    }
+    #[cfg(rs_loom)]
+    {
+        let _ = subscription;
+        false
+    }
+}
+
 /// The demand a drainer may serve: the shared counter's `total` plus `local`, the demand it
 /// took from its [`Reentrant`] so far (saturating; a sum that reaches the threshold is
 /// unbounded, rule 3.17).

@@ -176,7 +176,10 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
         self.shared = Some(shared.clone());
         let handle: SubscriptionRef = StdArc::new(OutputSubscription(shared));
         if let Some(subscriber) = self.subscriber.as_mut() {
+            // request and cancel only record and post: they take concurrent calls.
+            let mark = crate::demand::concurrent_calls(&handle);
             let r = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
+            drop(mark);
             if let Err(p) = r {
                 report::subscriber_panicked("on_subscribe", p);
                 self.finish(None);

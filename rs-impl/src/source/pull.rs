@@ -247,7 +247,10 @@ where
                     return;
                 }
             }
+            // request and cancel only record and drain: they take concurrent calls.
+            let mark = crate::demand::concurrent_calls(&handle);
             let ok = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
+            drop(mark);
             if let Err(payload) = ok {
                 self.subscriber_panicked(st, "on_subscribe", payload);
                 return;

@@ -13,7 +13,11 @@
 //! * **Terminal signals** (2.3, 2.4): the subscription is dropped without being called.
 //! * **Serial calls** (2.7): the subscriber's own requests (made from inside its signals) and
 //!   its handle's `cancel` (from any thread) never overlap on the subscription, and nothing is
-//!   requested after the cancel; no lock is held while calling out.
+//!   requested after the cancel; no lock is held while calling out. The one exception is a
+//!   subscription of this crate's own publishers (cold sources, flows, the fanout) that its
+//!   publisher marks as taking concurrent calls: its `request` and `cancel` only record
+//!   atomically, and a request after the cancel is ignored (3.6), so the replenishing
+//!   requests skip the gate (see the cost note below).
 //! * **The handle:** each subscriber comes with a [`Handle`] that waits for the outcome from
 //!   any thread (or is awaited: it is a `Future`), and can cancel the subscription.
 //!   **Dropping the handle cancels the subscription** (as dropping a `Stream` or futures'
@@ -31,10 +35,11 @@
 //!   the consumer, and with bounded demand a count; a request (each `n / 2` elements, or
 //!   after every element for `OneByOne`) goes through the rule-2.7 gate, two atomic
 //!   read-modify-writes around the call (`fetch_or`, `fetch_and`). Measured in issue 24,
-//!   these two are now the larger part of what `OneByOne` costs over unbounded demand on a
-//!   cold source: the request itself is trampolined by this crate's publishers (a plain
+//!   these two were the larger part of what `OneByOne` costs over unbounded demand on a
+//!   cold source once the request itself was trampolined by this crate's publishers (a plain
 //!   store, see [`crate::demand`]). A lighter gate needs a store-load fence on both sides
-//!   (the same cost on x86), so it stays.
+//!   (the same cost on x86), so a foreign subscription keeps it; this crate's own, which take
+//!   concurrent calls, are requested without it.
 //!
 //! # Examples
 //!
