@@ -574,6 +574,21 @@ pub(crate) trait Channel: Send + Sync + 'static {
     /// the stream ended meanwhile.
     fn send_permitted(&self, item: Self::Item) -> Result<(), Self::Item>;
 
+    /// Sends `first` and then, while each is taken at once, the elements `more` gives (it
+    /// is called only after the previous element was taken; `None` ends the burst). `Ok`:
+    /// every element taken from `more` was sent. The error carries the one element that
+    /// was not (`more` is not called after it). The default sends `first` alone, as
+    /// [`try_send`](Self::try_send); a channel with a drain loop sends the burst in one
+    /// entry.
+    fn try_send_burst(
+        &self,
+        first: Self::Item,
+        more: &mut dyn FnMut() -> Option<Self::Item>,
+    ) -> Result<(), TrySendError<Self::Item>> {
+        let _ = more;
+        self.try_send(first)
+    }
+
     /// Called by a sender that has just marked itself waiting, before it sleeps: a channel
     /// that keeps freed permits aside (the fanout's drainer) makes sure a pass runs that sees
     /// the mark and hands them over.
@@ -581,6 +596,24 @@ pub(crate) trait Channel: Send + Sync + 'static {
 
     /// Ends the stream (first end wins): `Ok` completes, `Err` fails. Shuts the room.
     fn end(&self, end: Result<(), Error>);
+}
+
+/// The next element of a burst's iterator; a panic there ends the burst (`None`) and is kept
+/// in `panicked` for the sender to resume once the channel's drain loop is left.
+fn next_guarded<I: Iterator>(
+    it: &mut I,
+    panicked: &mut Option<Box<dyn std::any::Any + Send>>,
+) -> Option<I::Item> {
+    if panicked.is_some() {
+        return None;
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| it.next())) {
+        Ok(x) => x,
+        Err(p) => {
+            *panicked = Some(p);
+            None
+        }
+    }
 }
 
 /// Waits for a permit, blocking the thread: `true` when one was taken, `false` when the
@@ -715,6 +748,54 @@ impl<C: Channel> Inlet<C> {
             return Err(SendError(item));
         }
         self.chan.send_permitted(item).map_err(SendError)
+    }
+
+    /// Sends every element of `items` in order, in bursts (see
+    /// [`Channel::try_send_burst`]), blocking the thread while the buffer is full. A panic of
+    /// the iterator reaches the caller after the burst that called it ended cleanly.
+    pub(crate) fn blocking_send_all<I>(&self, items: I) -> Result<(), SendError<C::Item>>
+    where
+        I: IntoIterator<Item = C::Item>,
+    {
+        let mut it = items.into_iter();
+        let mut panicked = None;
+        while let Some(first) = it.next() {
+            let r = self
+                .chan
+                .try_send_burst(first, &mut || next_guarded(&mut it, &mut panicked));
+            if let Some(p) = panicked.take() {
+                std::panic::resume_unwind(p);
+            }
+            match r {
+                Ok(()) => {}
+                Err(TrySendError::Closed(x)) => return Err(SendError(x)),
+                Err(TrySendError::Full(x)) => self.blocking_send(x)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// [`blocking_send_all`](Self::blocking_send_all), waiting without blocking the thread.
+    pub(crate) async fn send_all_async<I>(&self, items: I) -> Result<(), SendError<C::Item>>
+    where
+        I: IntoIterator<Item = C::Item>,
+    {
+        let mut it = items.into_iter();
+        let mut panicked = None;
+        while let Some(first) = it.next() {
+            let r = self
+                .chan
+                .try_send_burst(first, &mut || next_guarded(&mut it, &mut panicked));
+            if let Some(p) = panicked.take() {
+                std::panic::resume_unwind(p);
+            }
+            match r {
+                Ok(()) => {}
+                Err(TrySendError::Closed(x)) => return Err(SendError(x)),
+                Err(TrySendError::Full(x)) => self.send(x).await?,
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn complete(&self) {

@@ -74,6 +74,9 @@ pub struct DrainLoop<S> {
     /// The drainer's state: accessed only by the caller that moved `wip` from 0, until its last
     /// decrement brings `wip` back to 0.
     state: UnsafeCell<S>,
+    /// Calls of [`drain`](Self::drain) (unit tests count the loop's entries with it).
+    #[cfg(test)]
+    calls: AtomicUsize,
 }
 
 impl<S> fmt::Debug for DrainLoop<S> {
@@ -104,6 +107,8 @@ impl<S> DrainLoop<S> {
         DrainLoop {
             wip: AtomicUsize::new(0),
             state: UnsafeCell::new(state),
+            #[cfg(test)]
+            calls: AtomicUsize::new(0),
         }
     }
 
@@ -136,6 +141,8 @@ impl<S> DrainLoop<S> {
     where
         F: FnMut(&mut S),
     {
+        #[cfg(test)]
+        self.calls.fetch_add(1, Ordering::Relaxed);
         // The hot re-entrant case (a request from inside on_next) is this one instruction.
         if self.wip.fetch_add(1, Ordering::AcqRel) != 0 {
             return false;
@@ -294,5 +301,11 @@ impl<S> DrainLoop<S> {
     /// ```
     pub fn is_draining(&self) -> bool {
         self.wip.load(Ordering::Acquire) != 0
+    }
+
+    /// Calls of [`drain`](Self::drain) so far (unit tests only).
+    #[cfg(test)]
+    pub(crate) fn calls(&self) -> usize {
+        self.calls.load(Ordering::Relaxed)
     }
 }

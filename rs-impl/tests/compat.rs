@@ -1415,3 +1415,81 @@ fn dropping_a_completion_cancels_the_adapter_and_detach_does_not() {
         (0..100).collect::<Vec<_>>()
     );
 }
+
+/// Issue 20, item 4, for the other adapter that hands out a [`Completion`](rs_impl::compat):
+/// dropping the completion of [`from_async`] cancels its task (the endless source is cancelled,
+/// the async subscriber dropped); a detached one runs to the end of its stream.
+#[test]
+fn dropping_an_async_subscribers_completion_cancels_it_and_detach_does_not() {
+    /// Counts what it gets; says when it is dropped and whether it completed.
+    struct Counting {
+        seen: Arc<AtomicU64>,
+        completed: Arc<AtomicBool>,
+        dropped: std::sync::mpsc::Sender<()>,
+    }
+    impl Drop for Counting {
+        fn drop(&mut self) {
+            let _ = self.dropped.send(());
+        }
+    }
+    #[async_trait::async_trait]
+    impl AsyncSubscriber<u64> for Counting {
+        async fn on_next(&mut self, _item: u64) -> ControlFlow<()> {
+            self.seen.fetch_add(1, Ordering::SeqCst);
+            ControlFlow::Continue(())
+        }
+        async fn on_complete(&mut self) {
+            self.completed.store(true, Ordering::SeqCst);
+        }
+    }
+    let pool = ThreadPool::builder().pool_size(1).create().unwrap();
+    let runtime = Runtime::from_spawn(pool);
+    let counting = || {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let seen = Arc::new(AtomicU64::new(0));
+        let completed = Arc::new(AtomicBool::new(false));
+        let s = Counting {
+            seen: seen.clone(),
+            completed: completed.clone(),
+            dropped: tx,
+        };
+        (s, seen, completed, rx)
+    };
+    // Dropped: the endless range is cancelled and the subscriber dropped, without completing.
+    let (s, seen, completed, dropped) = counting();
+    let (p, calls) = spy(source::range(0u64..));
+    let (adapter, done) = from_async(s, 4, &runtime);
+    p.subscribe(Box::new(adapter));
+    while seen.load(Ordering::SeqCst) < 3 {
+        std::thread::yield_now();
+    }
+    drop(done);
+    dropped
+        .recv_timeout(Duration::from_secs(30))
+        .expect("dropping the completion ends the adapter's task (the subscriber is dropped)");
+    // The task drops the subscriber, then its stream, whose drop cancels: wait for that (a
+    // liveness bound, not a timing).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while calls.cancels.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        calls.cancels.load(Ordering::SeqCst),
+        1,
+        "upstream cancelled, once"
+    );
+    assert!(
+        !completed.load(Ordering::SeqCst),
+        "a cancelled stream does not complete"
+    );
+    // Detached: every element, then on_complete.
+    let (s, seen, completed, dropped) = counting();
+    let (adapter, done) = from_async(s, 4, &runtime);
+    done.detach();
+    source::range(0u64..100).subscribe(Box::new(adapter));
+    dropped
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a detached adapter runs to the end of its stream");
+    assert_eq!(seen.load(Ordering::SeqCst), 100);
+    assert!(completed.load(Ordering::SeqCst));
+}

@@ -1310,6 +1310,15 @@ fn a_channel_shuts_down_with_its_last_subscriber_only_when_asked_and_says_why() 
     p.subscribe(Box::new(a.clone()));
     a.request(0);
     assert!(tx.is_closed());
+    // The producer learns why: the shutdown, as the subscribers that come later do.
+    match tx.closed_reason() {
+        Some(rs_impl::CloseReason::Failed(e)) => assert_eq!(
+            e.downcast_ref::<FanoutError>(),
+            Some(&FanoutError::ShutDown),
+            "{e}"
+        ),
+        other => panic!("the producer must see the shutdown as the reason, saw {other:?}"),
+    }
     let late = Probe::new(1);
     p.subscribe(Box::new(late.clone()));
     let e = late.last_error();

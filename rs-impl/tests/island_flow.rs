@@ -659,3 +659,33 @@ fn the_input_side_never_requests_after_the_upstream_completed() {
         "rule 2.4: the input side requested after on_complete returned"
     );
 }
+
+/// Issue 24: a subscriber requesting one element at a time from inside `on_next` costs no
+/// mailbox round trip per element: the request is trampolined on the island's thread, and the
+/// segment goes on in the same handler call (one event per batch of up to 1,024, as with
+/// bulk demand), where every request used to be a post and an event of its own.
+#[test]
+fn request_one_from_on_next_is_no_mailbox_round_trip_per_element() {
+    let n = 10_000u64;
+    for strategy in [RequestStrategy::OneByOne, RequestStrategy::Unbounded] {
+        let (s, h) = collect(strategy);
+        let Ok(mut island) = Flow::from_iter(0..n).into_island(Box::new(s)) else {
+            panic!("build")
+        };
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut polls = 0;
+        while std::pin::Pin::new(&mut island).poll(&mut cx).is_pending() {
+            polls += 1;
+            assert!(polls < 1_000_000);
+        }
+        assert_eq!(h.wait().unwrap(), (0..n).collect::<Vec<_>>());
+        let stats = island.interpreter().stats();
+        // The segment's own come-backs after each batch of 1,024, and the start: about
+        // n / 1,024 + a few, for either strategy.
+        assert!(
+            stats.async_inputs <= n / 1_024 + 4,
+            "{strategy:?}: {stats:?}"
+        );
+    }
+}

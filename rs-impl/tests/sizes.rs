@@ -14,6 +14,7 @@ use rs_impl::boundary::{BoundaryConfig, BoundarySubscriber};
 use rs_impl::compat::{blocking_iter, from_async, stream_subscriber, to_stream, AsyncSubscriber};
 use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
 use rs_impl::flow::{Flow, IslandProcessor};
+use rs_impl::merge::{observe_on, MergeConfig};
 use rs_impl::processor::IdentityProcessor;
 use rs_impl::subscriber::{collect, external, RequestStrategy};
 use rs_impl::{source, Runtime};
@@ -109,6 +110,44 @@ fn zero_sized() -> Vec<Call> {
         (
             "Runtime::with_threads(0)",
             Box::new(|| drop(Runtime::with_threads(0))),
+        ),
+        (
+            "MergeConfig::prefetch(0)",
+            Box::new(|| {
+                let _ = MergeConfig::new().prefetch(0);
+            }),
+        ),
+        (
+            "MergeConfig::max_concurrency(0)",
+            Box::new(|| {
+                let _ = MergeConfig::new().max_concurrency(0);
+            }),
+        ),
+        (
+            "merge::observe_on(_, _, 0)",
+            Box::new(|| {
+                let rt = Runtime::thread_per_task();
+                drop(observe_on(source::range(0u8..3), &rt, 0));
+            }),
+        ),
+        (
+            "Flow::observe_on(_, 0)",
+            Box::new(|| {
+                let rt = Runtime::thread_per_task();
+                drop(Flow::from_iter(0u8..3).observe_on(&rt, 0));
+            }),
+        ),
+        (
+            "Flow::flat_map(_, 0, _)",
+            Box::new(|| drop(Flow::from_iter(0u8..3).flat_map(source::just, 0, 4))),
+        ),
+        (
+            "Flow::flat_map(_, _, 0)",
+            Box::new(|| drop(Flow::from_iter(0u8..3).flat_map(source::just, 4, 0))),
+        ),
+        (
+            "Flow::concat_map(_, 0)",
+            Box::new(|| drop(Flow::from_iter(0u8..3).concat_map(source::just, 0))),
         ),
     ]
 }

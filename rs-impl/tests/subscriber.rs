@@ -20,7 +20,7 @@ use rs_api::{
 };
 use rs_impl::source;
 use rs_impl::subscriber::{
-    collect, for_each, Cancelled, Dropped, Handle, Panicked, RequestStrategy,
+    collect, fold, for_each, Cancelled, Dropped, Handle, Panicked, RequestStrategy,
 };
 use rstest::rstest;
 
@@ -148,6 +148,8 @@ impl<T> Publisher<T> for Manual<T> {
 enum Kind {
     Collect,
     ForEach,
+    /// `fold` into a `Vec` (its accumulator is the outcome, as `collect`'s).
+    Fold,
 }
 
 /// The handle of either subscriber, with one outcome type: the elements seen (`for_each`
@@ -155,26 +157,27 @@ enum Kind {
 enum Outcome {
     Collect(Handle<Vec<u64>>),
     ForEach(Handle<()>, Arc<Mutex<Vec<u64>>>),
+    Fold(Handle<Vec<u64>>),
 }
 
 impl Outcome {
     fn cancel(&self) {
         match self {
-            Outcome::Collect(h) => h.cancel(),
+            Outcome::Collect(h) | Outcome::Fold(h) => h.cancel(),
             Outcome::ForEach(h, _) => h.cancel(),
         }
     }
 
     fn detach(self) {
         match self {
-            Outcome::Collect(h) => h.detach(),
+            Outcome::Collect(h) | Outcome::Fold(h) => h.detach(),
             Outcome::ForEach(h, _) => h.detach(),
         }
     }
 
     fn try_take(&self) -> Option<Result<Vec<u64>, Error>> {
         match self {
-            Outcome::Collect(h) => h.try_take(),
+            Outcome::Collect(h) | Outcome::Fold(h) => h.try_take(),
             Outcome::ForEach(h, seen) => h
                 .try_take()
                 .map(|r| r.map(|()| seen.lock().unwrap().clone())),
@@ -183,7 +186,7 @@ impl Outcome {
 
     fn wait(self) -> Result<Vec<u64>, Error> {
         match self {
-            Outcome::Collect(h) => h.wait(),
+            Outcome::Collect(h) | Outcome::Fold(h) => h.wait(),
             Outcome::ForEach(h, seen) => h.wait().map(|()| seen.lock().unwrap().clone()),
         }
     }
@@ -201,6 +204,13 @@ fn subscriber(kind: Kind, strategy: RequestStrategy) -> (BoxSubscriber<u64>, Out
             let seen2 = seen.clone();
             let (s, h) = for_each(strategy, move |x: u64| seen2.lock().unwrap().push(x));
             (Box::new(s), Outcome::ForEach(h, seen))
+        }
+        Kind::Fold => {
+            let (s, h) = fold(strategy, Vec::new(), |mut v: Vec<u64>, x: u64| {
+                v.push(x);
+                v
+            });
+            (Box::new(s), Outcome::Fold(h))
         }
     }
 }
@@ -244,7 +254,7 @@ fn max_outstanding(strategy: RequestStrategy) -> u64 {
 /// never runs out and never exceeds `n` outstanding.
 #[rstest]
 fn request_pattern_is_exact(
-    #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
     #[values(
         RequestStrategy::OneByOne,
         RequestStrategy::Prefetch(1),
@@ -322,7 +332,7 @@ fn every_strategy_collects_a_real_source(
 /// first subscription is kept and keeps being replenished.
 #[rstest]
 fn second_on_subscribe_is_cancelled_and_the_first_kept(
-    #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
 ) {
     let strategy = RequestStrategy::Prefetch(2);
     let (m, h) = manual(kind, strategy);
@@ -350,7 +360,7 @@ fn second_on_subscribe_is_cancelled_and_the_first_kept(
 /// 2.5 after the end: an `on_subscribe` after the terminal signal is cancelled too.
 #[rstest]
 fn on_subscribe_after_the_terminal_signal_is_cancelled(
-    #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
 ) {
     let (m, h) = manual(kind, RequestStrategy::Unbounded);
     m.complete();
@@ -372,7 +382,7 @@ fn on_subscribe_after_the_terminal_signal_is_cancelled(
 /// very error that was signalled.
 #[rstest]
 fn on_error_makes_no_call_and_reports_the_error(
-    #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
 ) {
     let (m, h) = manual(kind, RequestStrategy::Prefetch(4));
     m.next(7);
@@ -491,7 +501,7 @@ fn wait_timeout_with_a_huge_timeout_waits_for_the_end() {
 /// `cancel` cancels the subscription once (3.7 from the subscriber's side); when the publisher
 /// then drops the subscriber, the outcome is `Cancelled`.
 #[rstest]
-fn cancel_through_the_handle(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
+fn cancel_through_the_handle(#[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind) {
     let strategy = RequestStrategy::Prefetch(4);
     let (m, h) = manual(kind, strategy);
     m.next(1);
@@ -526,7 +536,9 @@ fn cancel_from_another_thread_ends_a_never_stream() {
 /// subscription is cancelled as soon as it arrives, nothing is requested, and the outcome is
 /// `Cancelled`.
 #[rstest]
-fn cancel_before_subscribe_is_not_lost(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
+fn cancel_before_subscribe_is_not_lost(
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
+) {
     let m = Manual::<u64>::new();
     let (s, h) = subscriber(kind, RequestStrategy::Unbounded);
     h.cancel();
@@ -550,7 +562,9 @@ fn cancel_before_subscribe_is_not_lost(#[values(Kind::Collect, Kind::ForEach)] k
 /// Dropped without a terminal signal although nobody cancelled (a publisher that gave up on
 /// it): the outcome is `Dropped`, and a thread waiting for it does not hang.
 #[rstest]
-fn dropped_without_terminal_gives_dropped(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
+fn dropped_without_terminal_gives_dropped(
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
+) {
     let (m, h) = manual(kind, RequestStrategy::OneByOne);
     m.next(1);
     let waiter = std::thread::spawn(move || h.wait());
@@ -618,7 +632,7 @@ fn a_panicking_consumer_cancels_once_and_takes_nothing_more() {
 /// does), for both subscribers; `detach` lets the stream run on and cancels nothing.
 #[rstest]
 fn dropping_the_handle_cancels_and_detach_does_not(
-    #[values(Kind::Collect, Kind::ForEach)] kind: Kind,
+    #[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind,
 ) {
     let (m, h) = manual(kind, RequestStrategy::OneByOne);
     m.next(1);
@@ -673,7 +687,7 @@ fn dropping_a_for_each_handle_stops_an_endless_producer() {
 /// `Prefetch(0)` cannot request anything (3.9): the constructors panic, nothing is rounded.
 #[rstest]
 #[should_panic(expected = "Prefetch(0)")]
-fn prefetch_zero_panics(#[values(Kind::Collect, Kind::ForEach)] kind: Kind) {
+fn prefetch_zero_panics(#[values(Kind::Collect, Kind::ForEach, Kind::Fold)] kind: Kind) {
     let _ = subscriber(kind, RequestStrategy::Prefetch(0));
 }
 
@@ -684,4 +698,38 @@ fn the_outcome_errors_say_what_happened() {
     assert!(msg.contains("cancelled through its handle"), "{msg}");
     let msg = Dropped.to_string();
     assert!(msg.contains("without a terminal signal"), "{msg}");
+}
+
+/// `fold` sums without a subscriber of one's own; a panicking closure is the `Panicked`
+/// outcome (the subscription cancelled), an upstream error the error, never a result.
+#[test]
+fn fold_sums_and_reports_panics_and_errors() {
+    let (s, sum) = fold(RequestStrategy::OneByOne, 0u64, |acc, x: u64| acc + x);
+    rs_impl::source::range(0u64..1_000).subscribe(Box::new(s));
+    assert_eq!(sum.wait().unwrap(), 499_500);
+
+    let (m, h) = {
+        let m = Manual::new();
+        let (s, h) = fold(RequestStrategy::Prefetch(4), 0u64, |acc, x: u64| {
+            assert!(x != 2, "the fold broke");
+            acc + x
+        });
+        m.subscribe(Box::new(s));
+        (m, h)
+    };
+    m.next(1);
+    m.next(2);
+    let e = h.wait().unwrap_err();
+    assert!(e.is::<Panicked>(), "{e}");
+    assert!(m.calls().contains(&Call::Cancel));
+
+    let (m, h) = {
+        let m = Manual::new();
+        let (s, h) = fold(RequestStrategy::Unbounded, 0u64, |acc, x: u64| acc + x);
+        m.subscribe(Box::new(s));
+        (m, h)
+    };
+    m.next(5);
+    m.error(Error::msg("upstream"));
+    assert_eq!(h.wait().unwrap_err().to_string(), "upstream");
 }

@@ -2,8 +2,9 @@
 //! never happened comes first in the failure — `deadlocked while waiting: …`, naming the rule
 //! — although the deadlock aborts the scenario's process (with or without the publisher's own
 //! thread suspended, and with a destructor of the publisher's that panics as the deadlock
-//! unwinds, which is noted next); and a publisher on a plain std thread is reported as that,
-//! not as the deadlock that follows.
+//! unwinds, which is noted next); a publisher on a plain std thread is reported as that,
+//! not as the deadlock that follows; and a publisher that blocks a model thread on a plain std
+//! mutex stalls the model, which the stall watchdog reports as that.
 //!
 //! The test runs this binary again with [`INNER`] set; that inner run is the harness over one
 //! scenario per broken publisher, each in a child process of its own (the isolation
@@ -30,6 +31,9 @@ mod scenarios {
     /// The one scenario each broken publisher runs: 3 elements, requested by the probe and by
     /// two threads racing it.
     const SCENARIO: &str = "required_spec103_concurrent_request_vs_emission";
+
+    /// The stall limit of the inner run (seconds).
+    const STALL_SECS: u64 = 3;
 
     /// What the scenario waits for when the elements never come.
     const NEVER_CAME: &str = "deadlocked while waiting: rule 3.8: only some of the 3 elements \
@@ -145,6 +149,64 @@ mod scenarios {
         }
     }
 
+    /// Holds a plain `std` mutex (`gate`) while it takes a loom lock: when loom switches to
+    /// another model thread there and that one requests, it blocks on the `std` mutex, and
+    /// with it the OS thread every model thread runs on (BUG: a lock loom cannot see).
+    struct StdLock;
+
+    struct StdLocked {
+        gate: std::sync::Mutex<()>,
+        /// The subscriber (once `subscribe` stored it), the next element, the demand.
+        state: Mutex<(Option<BoxSubscriber<u64>>, u64, u64)>,
+    }
+
+    impl StdLocked {
+        fn drain(&self) {
+            let _gate = self.gate.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                let mut state = self.state.lock();
+                let (subscriber, next, demand) = &mut *state;
+                let Some(s) = subscriber.as_mut() else { return };
+                if *next == 3 {
+                    s.on_complete();
+                    let done = subscriber.take();
+                    drop(state);
+                    drop(done);
+                    return;
+                }
+                if *demand == 0 {
+                    return;
+                }
+                *demand -= 1;
+                *next += 1;
+                s.on_next(*next - 1);
+            }
+        }
+    }
+
+    impl Subscription for StdLocked {
+        fn request(&self, n: u64) {
+            self.state.lock().2 += n;
+            self.drain();
+        }
+        fn cancel(&self) {
+            let gone = self.state.lock().0.take();
+            drop(gone);
+        }
+    }
+
+    impl Publisher<u64> for StdLock {
+        fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+            let shared = std::sync::Arc::new(StdLocked {
+                gate: std::sync::Mutex::new(()),
+                state: Mutex::new((None, 0, 0)),
+            });
+            subscriber.on_subscribe(shared.clone());
+            shared.state.lock().0 = Some(subscriber);
+            shared.drain();
+        }
+    }
+
     /// A publisher verification over `P`.
     struct Over<P>(fn() -> P);
 
@@ -171,6 +233,7 @@ mod scenarios {
             only("lost_wake_up", || LostWakeUp),
             only("panics_when_dropped", || SilentPanicsWhenDropped),
             only("std_thread", || StdThread),
+            only("std_lock", || StdLock),
         ]
     }
 
@@ -199,6 +262,7 @@ mod scenarios {
         let out = Command::new(exe)
             .args(["--test-threads=1"])
             .env(INNER, "1")
+            .env(rs_tck::loom::STALL_SECS_VAR, STALL_SECS.to_string())
             .output()
             .map_err(|e| e.to_string())?;
         let text = format!(
@@ -207,7 +271,7 @@ mod scenarios {
             String::from_utf8_lossy(&out.stderr)
         );
         expect(
-            text.contains("0 passed; 4 failed"),
+            text.contains("0 passed; 5 failed"),
             "every broken publisher must fail",
             &text,
         )?;
@@ -263,6 +327,21 @@ mod scenarios {
                 && !std_thread.contains("deadlocked while waiting"),
             "nothing that follows from the std thread is reported as the cause",
             std_thread,
+        )?;
+        // A std lock loom cannot see: the model stalls, and the failure says so.
+        let std_lock = failure(&text, "std_lock")?;
+        expect(
+            std_lock.starts_with(&format!(
+                "stalled: no interleaving began for {STALL_SECS} s: a model thread is blocked \
+                 on something loom cannot see (a std mutex"
+            )),
+            "a model blocked on a std lock is reported as that",
+            std_lock,
+        )?;
+        expect(
+            std_lock.contains("the test's process ended without an outcome"),
+            "std_lock: the watchdog ended the process",
+            std_lock,
         )?;
         Ok(())
     }

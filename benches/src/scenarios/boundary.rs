@@ -105,6 +105,30 @@ pub fn unbatched_tokio(k: u64, n: u64) -> u64 {
     on_tokio(k, n, false)
 }
 
+/// Ours, fed from the calling thread (issue 24): `source::push(0)`, one `blocking_send` per
+/// element, read by `Flow::from_publisher_with(push, RING)` (the island's input side, a ring
+/// of `RING`) + K × (identity, boundary) into a summing `for_each`, on the default runtime.
+/// K = 0 is one hop already: the calling thread into the island.
+pub fn push_default(k: u64, n: u64) -> u64 {
+    let runtime = default_runtime();
+    let sum = Arc::new(Checksum::default());
+    let acc = sum.clone();
+    let (tx, p) = rs_impl::source::push::<u64>(0);
+    let config = BoundaryConfig::new().size(RING);
+    let mut flow = Flow::from_publisher_with(p, RING).boxed();
+    for _ in 0..k {
+        flow = flow.identity().async_boundary_with(config).boxed();
+    }
+    let (s, done) = for_each(RequestStrategy::Unbounded, move |x: u64| acc.add(x));
+    flow.into_publisher(&runtime).subscribe(Box::new(s));
+    for x in 0..n {
+        tx.blocking_send(x).expect("the flow is alive");
+    }
+    tx.complete();
+    done.wait().expect("the flow completes");
+    sum.get()
+}
+
 /// The K = 0 baseline of the peers: no hop at all.
 fn no_hop(n: u64) -> u64 {
     let sum = Checksum::default();
@@ -324,6 +348,14 @@ pub fn scenario() -> Scenario {
                 per_param: true,
                 what: "the same on tokio, batching off",
                 run: unbatched_tokio,
+                lossy: false,
+            },
+            Implementation {
+                name: "rs-impl push source, default runtime",
+                ours: true,
+                per_param: true,
+                what: "fed from the calling thread: source::push(0) + blocking_send per element, Flow::from_publisher_with(push, 1024) + K × (identity, async_boundary) into for_each, on Runtime::new() (K = 0: one hop, into the island)",
+                run: push_default,
                 lossy: false,
             },
             Implementation {

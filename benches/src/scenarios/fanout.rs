@@ -158,6 +158,20 @@ pub fn rs_impl_channel(k: u64, n: u64) -> u64 {
     ours(k, n, false, false)
 }
 
+/// Ours: as [`rs_impl_channel`], the elements sent with the burst entry
+/// (`blocking_send_all(0..n)`): the drain loop is entered once per burst (a run until the
+/// buffer is full, which with continuous demand is the whole run), not once per element.
+pub fn rs_impl_channel_burst(k: u64, n: u64) -> u64 {
+    let (tx, p) = fanout::channel::<u64>(CAPACITY);
+    let sums = sums(k);
+    for sum in &sums {
+        p.subscribe(Box::new(Sum(sum.clone(), None)));
+    }
+    tx.blocking_send_all(0..n).expect("subscribers never leave");
+    tx.complete();
+    total(&sums)
+}
+
 /// Ours: as [`rs_impl_channel`], each subscriber requesting 1 from inside every `on_next`.
 pub fn rs_impl_channel_one_by_one(k: u64, n: u64) -> u64 {
     ours(k, n, true, false)
@@ -627,6 +641,13 @@ pub fn scenario() -> Scenario {
                 true,
                 "as above, every subscriber calling request(1) from inside each on_next",
                 rs_impl_channel_one_by_one,
+            ),
+            imp(
+                "rs-impl fanout channel, burst",
+                true,
+                "fanout::channel(capacity 64), blocking_send_all(0..n): the burst entry, one \
+                 drain-loop entry per run of sends instead of one per element",
+                rs_impl_channel_burst,
             ),
             imp(
                 "rs-impl FanoutProcessor ← range",

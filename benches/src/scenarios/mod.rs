@@ -10,6 +10,7 @@
 //! | [`compat`] | `to_stream`, `from_stream` | the async-Rust bridges: publisher → `Stream`, `Stream` → publisher |
 //! | [`merge`] | `merge-*`, `observe-on` | seed 003's OperatorMergePerf and OperatorObserveOnPerf shapes, in ops (subscriptions run to completion), against futures, tokio-stream, tokio mpsc and crossbeam |
 //! | [`fanout`] | `fanout`, `fanout-slow` | one producer, N subscribers: continuous demand and `request(1)`; one slow subscriber among fast ones |
+//! | [`fanout_islands`] | `fanout-islands`, `fanout-1024` | the fanout at capacity 1024: every subscriber on an island of its own against thread-per-receiver peers; on the producer's thread against the ceiling |
 //! | [`lanes`] | `lanes`, `lanes-trivial` | seed 004's keyed lanes: 0..n over K lanes (1, 2, 4, 8) with about 500 ns of work per element (and with none), merged back, against the one-island ceiling, crossbeam threads per lane and tokio tasks per lane |
 //! | [`rsocket`] | `remote-ping-pong`, `request-stream` | RSocket over loopback: seed 004's RemotePingPong against a raw TCP echo; a stream of small payloads |
 //!
@@ -22,6 +23,7 @@ use crate::scenario::Scenario;
 pub mod boundary;
 pub mod compat;
 pub mod fanout;
+pub mod fanout_islands;
 pub mod interpreter;
 pub mod lanes;
 pub mod merge;
@@ -46,6 +48,8 @@ pub fn all() -> Vec<Scenario> {
         processor::scenario(),
         fanout::scenario(),
         fanout::slow_scenario(),
+        fanout_islands::islands_scenario(),
+        fanout_islands::capacity_scenario(),
         interpreter::scenario(),
         compat::to_stream_scenario(),
         compat::from_stream_scenario(),

@@ -27,7 +27,13 @@ use crate::loom::sync::Arc;
 ///   wake-up; no `on_next` call, no allocation.
 /// * **From a foreign publisher:** each `on_next` publishes its one element and wakes the
 ///   island at once, so an element never waits for a batch to fill (its latency is one
-///   wake-up of the island).
+///   wake-up of the island). Cost (issue 24): one read-modify-write per element on the word
+///   the island reads, so a cache-line transfer per element while both sides run, and a
+///   wake-up through the executor whenever the island had drained the ring and parked.
+///   Fed from the calling thread through [`source::push`](crate::source::push) this edge
+///   runs at about 14–18 M elements/s on the 2-core benchmark machine (the `boundary`
+///   scenario's push-source row), a third of a hand-batched crossbeam chain; an island
+///   output side of ours (below) publishes per run instead and is not limited by it.
 ///
 /// `on_subscribe`, `on_next` and the terminal signals only record and post to the island;
 /// `request` and `cancel` on the upstream subscription are called from the island, serially

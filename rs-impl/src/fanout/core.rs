@@ -261,6 +261,12 @@ impl<T: Clone + Send + 'static> Core<T> {
         }
     }
 
+    /// Entries into the drain loop so far (unit tests count bursts with it).
+    #[cfg(test)]
+    pub(super) fn drain_calls(&self) -> usize {
+        self.drain.calls()
+    }
+
     pub(super) fn stats(&self) -> FanoutStats {
         self.stats.snapshot(self.config.capacity())
     }
@@ -272,14 +278,47 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// no permit, or after the end).
     #[inline(always)]
     fn pass(&self, st: &mut State<T>, item: &mut Option<T>, take: Take) {
+        self.pass_with(st, item, take, || None);
+    }
+
+    /// [`pass`](Self::pass), taking further elements from `more` in the same pass while each
+    /// one is taken (a burst: [`try_send_burst`](Channel::try_send_burst)); an element that
+    /// is refused is left in `item` and ends the burst. With `more` always `None` this is the
+    /// one-element pass, and the burst loop compiles away.
+    #[inline(always)]
+    fn pass_with(
+        &self,
+        st: &mut State<T>,
+        item: &mut Option<T>,
+        take: Take,
+        mut more: impl FnMut() -> Option<T>,
+    ) {
         // The steady state (a producer's element, nobody joining, leaving or waking) runs
         // only the first lines of each step; the rest is out of line.
-        let released = st.ring.released();
+        let mut released = st.ring.released();
         if self.pending.load(Ordering::Acquire) {
             self.take_inbox(st);
         }
         if let Some(x) = item.take() {
             self.take_element(st, x, item, take);
+            while item.is_none() {
+                let Some(x) = more() else { break };
+                // What each one-element pass does between two elements: lagging readers
+                // catch up, the space they free becomes credit, and anything posted (a
+                // join, a leave, a wake-up) is taken before the next element.
+                if !st.roster.lagging.is_empty() {
+                    st.deliver();
+                }
+                if self.channel {
+                    let now = st.ring.released();
+                    st.credit += now.wrapping_sub(released);
+                    released = now;
+                }
+                if self.pending.load(Ordering::Acquire) {
+                    self.take_inbox(st);
+                }
+                self.take_element(st, x, item, take);
+            }
         }
         if !st.roster.lagging.is_empty() {
             st.deliver();
@@ -538,6 +577,40 @@ impl<T: Clone + Send + 'static> Channel for Core<T> {
         if self
             .drain
             .drain(|st| self.pass(st, &mut slot, Take::Permit))
+        {
+            return match slot {
+                None => Ok(()),
+                Some(x) if self.room.is_shut() => Err(TrySendError::Closed(x)),
+                Some(x) => Err(TrySendError::Full(x)),
+            };
+        }
+        let Some(x) = slot else {
+            return Ok(()); // unreachable: only the drainer's pass takes it
+        };
+        match self.room.take() {
+            Claim::Granted => self.queue_permitted(x).map_err(TrySendError::Closed),
+            Claim::Full => Err(TrySendError::Full(x)),
+            Claim::Closed => Err(TrySendError::Closed(x)),
+        }
+    }
+
+    /// One drain-loop entry for the whole burst when nobody drains: `first`, then what
+    /// `more` gives, each written and delivered in the same pass while there is a permit
+    /// (two atomic read-modify-writes per burst instead of per element). Otherwise `first`
+    /// alone, as [`try_send`](Channel::try_send) sends it.
+    #[inline]
+    fn try_send_burst(
+        &self,
+        first: T,
+        more: &mut dyn FnMut() -> Option<T>,
+    ) -> Result<(), TrySendError<T>> {
+        if self.room.is_shut() {
+            return Err(TrySendError::Closed(first));
+        }
+        let mut slot = Some(first);
+        if self
+            .drain
+            .drain(|st| self.pass_with(st, &mut slot, Take::Permit, &mut *more))
         {
             return match slot {
                 None => Ok(()),

@@ -107,6 +107,34 @@
 //! space it frees; see `core.rs`). [`FanoutStats::cursor_reads`] and
 //! [`FanoutStats::demand_reads`] count that work.
 //!
+//! **What an element costs at each edge** (issue 24, measured on the 2-core benchmark
+//! machine; ratios from one run each):
+//!
+//! * **Entering: a send.** [`FanoutSender::blocking_send`] enters and leaves the drain loop
+//!   per element: two atomic read-modify-writes (`wip` up, `wip` down) around the pass,
+//!   which at one subscriber is most of the send (about 30 ns, 0.7× multiqueue2 on one
+//!   thread). [`FanoutSender::blocking_send_all`] (the burst entry) enters once per burst and
+//!   takes every element it has a permit for in the same pass (the space a delivered element
+//!   frees becomes the next one's permit without an atomic): about 1.7× multiqueue2 on one
+//!   thread at one subscriber, the same as per-element sends from 32 subscribers on, where
+//!   the deliveries dominate.
+//! * **Leaving: a delivery** is one `dyn` call; `request(1)` from inside it is the handle's
+//!   demand compare-and-swap and a `fetch_and` of the parked bit (no pass, no scan of the
+//!   group), plus the ready-made subscriber's rule-2.7 gate (two more): at 32 subscribers
+//!   about 0.9× multiqueue2 on one thread.
+//! * **Subscribers on islands** (`Flow::from_shared_publisher(fanout, n)`: the broadcast
+//!   channel with receivers off the producer's thread) pay the island's input side per
+//!   element: one read-modify-write on the ring word the island polls (a cache-line transfer
+//!   between cores per element and island) and a wake-up whenever the island had parked; and
+//!   the islands' own requests make them the fanout's drainers, delivering to every other
+//!   island's ring from their thread. Measured at 0.2–0.6× the thread-per-receiver channels
+//!   (the `fanout-islands` scenario). Publishing per drain pass instead (staging the
+//!   elements and publishing at the end of the pass, once per island) was tried and was not
+//!   faster: with one send per element a pass carries one element, so the run is one element
+//!   and the staging only adds work; with the burst entry it measured the same. What this
+//!   edge needs is the islands as internal producers' peers: the fanout writing into each
+//!   island's ring with credit, as an island's output side does (left for a later issue).
+//!
 //! # Memory
 //!
 //! At most [`FanoutConfig::capacity`] elements are retained (the buffer is allocated at the

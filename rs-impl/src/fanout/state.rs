@@ -143,7 +143,11 @@ impl<T: Clone + Send + 'static> State<T> {
         let sub = self.roster.get_mut(i);
         sub.handle.set_id(id);
         let s = &mut sub.subscriber;
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.on_subscribe(sref))) {
+        // The handle's request and cancel only record and post: they take concurrent calls.
+        let mark = crate::demand::concurrent_calls(&sref);
+        let r = catch_unwind(AssertUnwindSafe(|| s.on_subscribe(sref)));
+        drop(mark);
+        if let Err(p) = r {
             sub.handle.flags.fetch_or(CANCELLED, Ordering::AcqRel);
             self.remove(i, Leave::Panicked("on_subscribe", p));
             return;

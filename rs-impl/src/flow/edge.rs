@@ -9,6 +9,17 @@
 //!   through [`crate::panics`]. Demand is read from the shared counter only when the
 //!   island's own count of delivered elements reaches it: no atomic read-modify-write per
 //!   element.
+//!
+//!   **What an element costs leaving an island** (issue 24's measurements): with bulk demand,
+//!   one `dyn` call into the subscriber and a relaxed look at the flags; the segment moves a
+//!   run of as many elements as the demand allows per handler call. A subscriber requesting
+//!   one at a time from inside `on_next` used to cost, per element, the demand counter's
+//!   compare-and-swap and a post to the island's mailbox (two more read-modify-writes, a lock
+//!   the first time) and then a whole mailbox round trip before the next element — the
+//!   island handled one element per event. Such a request is now trampolined
+//!   ([`Reentrant`]): made on the island's thread while this exit is delivering, it only adds
+//!   to a local count that the segment's next look at its room takes, so the run goes on in
+//!   the same handler call. A request from any other thread still posts.
 //! * [`RingExit`] writes into a batching boundary (see [`crate::boundary`]): it flushes when
 //!   the island's run ends, at its cap, and before completion or failure.
 
@@ -23,7 +34,7 @@ use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef,
 use super::blueprint::SubscriberSlot;
 use super::exit::{emitted_without_room, Closing, Exit, Step};
 use super::ring_out::RingOut;
-use crate::demand::Demand;
+use crate::demand::{combined, Demand, Reentrant};
 use crate::island::{Ctx, Notifier, RunEnd};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Arc;
@@ -36,6 +47,9 @@ const BAD_REQUEST: usize = 2;
 
 struct OutputShared {
     demand: Demand,
+    /// Requests made from inside `on_next` on the island's thread: recorded locally, taken by
+    /// the segment's next look at its room (no post to the mailbox, no round trip).
+    reentrant: Reentrant,
     flags: AtomicUsize,
     notifier: Notifier,
 }
@@ -49,6 +63,9 @@ impl Subscription for OutputSubscription {
         let shared = &self.0;
         if shared.flags.load(Ordering::Acquire) & CANCELLED != 0 {
             return; // 3.6
+        }
+        if shared.reentrant.try_add(n) {
+            return; // from inside on_next, on the island's thread: the segment goes on
         }
         if shared.demand.request(n).is_err() {
             shared.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
@@ -71,8 +88,10 @@ pub(crate) struct SubscriberExit<T> {
     shared: Option<Arc<OutputShared>>,
     /// Elements delivered (the island's own count: no atomic per element).
     emitted: u64,
-    /// The demand total last read; re-read only when `emitted` reaches it.
+    /// The demand total last read (plus `local`); re-read only when `emitted` reaches it.
     limit: u64,
+    /// Demand requested from inside `on_next` on the island's thread, taken so far.
+    local: u64,
 }
 
 impl<T> fmt::Debug for SubscriberExit<T> {
@@ -91,6 +110,7 @@ impl<T: Send + 'static> SubscriberExit<T> {
             shared: None,
             emitted: 0,
             limit: 0,
+            local: 0,
         }
     }
 
@@ -102,6 +122,7 @@ impl<T: Send + 'static> SubscriberExit<T> {
             shared: None,
             emitted: 0,
             limit: 0,
+            local: 0,
         }
     }
 
@@ -148,13 +169,17 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
         }
         let shared = Arc::new(OutputShared {
             demand: Demand::new(),
+            reentrant: Reentrant::new(),
             flags: AtomicUsize::new(0),
             notifier: ctx.notifier(),
         });
         self.shared = Some(shared.clone());
         let handle: SubscriptionRef = StdArc::new(OutputSubscription(shared));
         if let Some(subscriber) = self.subscriber.as_mut() {
+            // request and cancel only record and post: they take concurrent calls.
+            let mark = crate::demand::concurrent_calls(&handle);
             let r = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
+            drop(mark);
             if let Err(p) = r {
                 report::subscriber_panicked("on_subscribe", p);
                 self.finish(None);
@@ -171,7 +196,8 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
         }
         if self.emitted == self.limit {
             if let Some(s) = &self.shared {
-                self.limit = s.demand.total();
+                self.local = self.local.saturating_add(s.reentrant.take());
+                self.limit = combined(s.demand.total(), self.local);
             }
         }
         if self.limit == UNBOUNDED {
@@ -189,14 +215,18 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
         }
         if self.emitted == self.limit && self.limit != UNBOUNDED {
             if let Some(s) = &self.shared {
-                self.limit = s.demand.total();
+                self.local = self.local.saturating_add(s.reentrant.take());
+                self.limit = combined(s.demand.total(), self.local);
             }
             if self.emitted == self.limit {
                 emitted_without_room();
             }
         }
         self.emitted += 1;
-        if let Some(subscriber) = self.subscriber.as_mut() {
+        if let (Some(subscriber), Some(shared)) = (self.subscriber.as_mut(), self.shared.as_ref()) {
+            // A request from inside on_next on this thread only adds to `reentrant` (with
+            // unbounded demand there is nothing to add: no mark, no thread-local per element).
+            let _delivering = (self.limit != UNBOUNDED).then(|| shared.reentrant.deliver());
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(x))) {
                 report::subscriber_panicked("on_next", p);
                 self.finish(None);

@@ -10,7 +10,7 @@ use std::task::{Wake, Waker};
 
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
-use crate::demand::Demand;
+use crate::demand::{combined, Demand, Reentrant};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::panics;
 use crate::serial::DrainLoop;
@@ -126,8 +126,18 @@ where
     T: Send + 'static,
     P: Pull<T> + 'static,
 {
+    let _ = start_pull(source, subscriber);
+}
+
+/// [`subscribe_pull`], giving back the subscription (for the unit tests' counts).
+fn start_pull<T, P>(source: P, subscriber: BoxSubscriber<T>) -> Arc<PullSubscription<T, P>>
+where
+    T: Send + 'static,
+    P: Pull<T> + 'static,
+{
     let sub = Arc::new(PullSubscription {
         demand: Demand::new(),
+        reentrant: Reentrant::new(),
         flags: AtomicUsize::new(0),
         drain: DrainLoop::new(State {
             subscriber: Some(subscriber),
@@ -135,6 +145,7 @@ where
             lookahead: None,
             emitted: 0,
             limit: 0,
+            local: 0,
         }),
     });
     let handle: SubscriptionRef = sub.clone();
@@ -142,6 +153,7 @@ where
     // the terminal signal or cancel), which breaks the cycle.
     let waker = Waker::from(sub.clone());
     sub.run(Some((handle, waker)));
+    sub
 }
 
 /// [`PullSubscription::flags`]: the subscription is over (cancelled or terminated).
@@ -177,8 +189,12 @@ struct State<T, P> {
     lookahead: Option<Pulled<T>>,
     /// Elements emitted so far (the drainer's local count; never an atomic per element).
     emitted: u64,
-    /// The demand total last read from [`Demand`]; re-read only when `emitted` reaches it.
+    /// The demand total last read from [`Demand`] (plus `local`); re-read only when `emitted`
+    /// reaches it.
     limit: u64,
+    /// Demand taken from [`PullSubscription::reentrant`] so far (requests made from inside
+    /// `on_next` on the drainer's thread, which never touch the shared counter).
+    local: u64,
 }
 
 impl<T, P> State<T, P> {
@@ -194,6 +210,10 @@ impl<T, P> State<T, P> {
 struct PullSubscription<T, P> {
     /// Cumulative demand (3.8, 3.17).
     demand: Demand,
+    /// Demand requested from inside `on_next` on the drainer's own thread while the hot loop
+    /// runs: recorded without an atomic read-modify-write and without entering the drain
+    /// loop (the trampoline: see [`Reentrant`]).
+    reentrant: Reentrant,
     /// [`CANCELLED`] — set by cancel (3.5–3.7), by the terminal signal (1.6) and by a panicking
     /// subscriber (2.13); once set, `request` and `cancel` are no-ops — and [`BAD_REQUEST`],
     /// set by `request(0)` (3.9), which the drainer answers with `on_error`. One word, so the
@@ -227,7 +247,10 @@ where
                     return;
                 }
             }
+            // request and cancel only record and drain: they take concurrent calls.
+            let mark = crate::demand::concurrent_calls(&handle);
             let ok = catch_unwind(AssertUnwindSafe(|| subscriber.on_subscribe(handle)));
+            drop(mark);
             if let Err(payload) = ok {
                 self.subscriber_panicked(st, "on_subscribe", payload);
                 return;
@@ -247,7 +270,11 @@ where
 
     /// The hot loop: emits while there is demand and nothing else to do. One atomic load per
     /// element (the flags); demand is re-read only when the local count reaches the last total
-    /// seen. Returns why it stopped; the caller does the rest.
+    /// seen. A `request` made from inside `on_next` on this thread only adds to
+    /// [`reentrant`](Self::reentrant) and returns; the loop takes it when it runs out of the
+    /// demand it knows (one-by-one demand: a plain load and store per element, no atomic
+    /// read-modify-write, no drain-loop entry). Returns why it stopped; the caller does the
+    /// rest.
     fn emit(&self, st: &mut State<T, P>) -> Stop<T> {
         let State {
             subscriber,
@@ -255,7 +282,9 @@ where
             lookahead,
             emitted,
             limit,
+            local,
         } = st;
+        let _delivering = self.reentrant.deliver();
         let (Some(subscriber), Some(source)) = (subscriber.as_mut(), source.as_mut()) else {
             return Stop::Cancelled;
         };
@@ -280,7 +309,8 @@ where
                 Pulled::Error(e) => return Stop::Failed(e),
             };
             if *emitted == *limit {
-                *limit = self.demand.total();
+                *local = local.saturating_add(self.reentrant.take());
+                *limit = combined(self.demand.total(), *local);
                 if *emitted == *limit && *limit != UNBOUNDED {
                     return Stop::NoDemand(item);
                 }
@@ -346,6 +376,9 @@ where
         if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
             return; // 3.6
         }
+        if self.reentrant.try_add(n) {
+            return; // from inside on_next, on the drainer's thread: the hot loop takes it
+        }
         if self.demand.request(n).is_err() {
             self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
         }
@@ -376,5 +409,121 @@ where
             return;
         }
         self.run(None);
+    }
+}
+
+#[cfg(all(test, not(rs_loom)))]
+mod tests {
+    use rs_api::{Subscriber, SubscriptionRef};
+
+    use super::*;
+    use crate::loom::sync::Mutex;
+
+    /// `0..n`, pulled.
+    struct Count(std::ops::Range<u64>);
+
+    impl Pull<u64> for Count {
+        fn pull(&mut self) -> Pulled<u64> {
+            self.0.next().map_or(Pulled::Complete, Pulled::Next)
+        }
+    }
+
+    /// What the probe saw; it requests `per` at a time from inside `on_next`.
+    struct OneByOne {
+        s: Option<SubscriptionRef>,
+        per: u64,
+        seen: u64,
+        sum: u64,
+        done: bool,
+    }
+
+    /// Shared view of the subscriber's outcome.
+    struct Probe(Arc<Mutex<OneByOne>>);
+
+    impl Subscriber<u64> for Probe {
+        fn on_subscribe(&mut self, s: SubscriptionRef) {
+            let per = self.0.lock().per;
+            self.0.lock().s = Some(s.clone());
+            s.request(per);
+        }
+        fn on_next(&mut self, x: u64) {
+            let (per, s) = {
+                let mut g = self.0.lock();
+                g.seen += 1;
+                g.sum += x;
+                (g.per, (g.seen % g.per == 0).then(|| g.s.clone()).flatten())
+            };
+            if let Some(s) = s {
+                s.request(per); // outside the lock: the next on_next may run inside it
+            }
+        }
+        fn on_error(&mut self, e: Error) {
+            panic!("{e}");
+        }
+        fn on_complete(&mut self) {
+            self.0.lock().done = true;
+        }
+    }
+
+    #[test]
+    fn request_one_from_on_next_enters_neither_the_counter_nor_the_drain_loop() {
+        for per in [1u64, 3] {
+            let state = Arc::new(Mutex::new(OneByOne {
+                s: None,
+                per,
+                seen: 0,
+                sum: 0,
+                done: false,
+            }));
+            let n = 10_000u64;
+            let sub = start_pull(Count(0..n), Box::new(Probe(state.clone())));
+            let st = state.lock();
+            assert!(st.done);
+            assert_eq!(st.seen, n);
+            assert_eq!(st.sum, n * (n - 1) / 2);
+            // Only the request made in on_subscribe (outside the hot loop) reached the shared
+            // counter and the drain loop (with subscribe's own entry): every later one was
+            // trampolined, however many elements.
+            assert_eq!(sub.demand.total(), per, "per = {per}");
+            assert_eq!(sub.drain.calls(), 2, "per = {per}");
+        }
+    }
+
+    #[test]
+    fn request_from_another_thread_takes_the_ordinary_path() {
+        let state = Arc::new(Mutex::new(OneByOne {
+            s: None,
+            per: 1,
+            seen: 0,
+            sum: 0,
+            done: false,
+        }));
+        // Demand 1 from on_subscribe, then nothing from on_next: 1 element, then a stop.
+        struct Once(Arc<Mutex<OneByOne>>);
+        impl Subscriber<u64> for Once {
+            fn on_subscribe(&mut self, s: SubscriptionRef) {
+                self.0.lock().s = Some(s.clone());
+                s.request(1);
+            }
+            fn on_next(&mut self, _: u64) {
+                self.0.lock().seen += 1;
+            }
+            fn on_error(&mut self, e: Error) {
+                panic!("{e}");
+            }
+            fn on_complete(&mut self) {
+                self.0.lock().done = true;
+            }
+        }
+        let sub = start_pull(Count(0..5), Box::new(Once(state.clone())));
+        assert_eq!(state.lock().seen, 1);
+        let s = state.lock().s.clone().unwrap();
+        std::thread::scope(|sc| {
+            sc.spawn(|| s.request(10));
+        });
+        let st = state.lock();
+        assert_eq!(st.seen, 5);
+        assert!(st.done);
+        assert_eq!(sub.demand.total(), 11);
     }
 }

@@ -1,4 +1,5 @@
-//! Ready-made subscribers: [`collect`] into a `Vec`, [`for_each`] element, and [`external`]:
+//! Ready-made subscribers: [`collect`] into a `Vec`, [`for_each`] element, [`fold`] into an
+//! accumulator (a sum, a count: the result comes with the handle), and [`external`]:
 //! one whose demand and signals are driven from outside (for bridges and event loops; its
 //! own docs give its contract).
 //!
@@ -12,7 +13,11 @@
 //! * **Terminal signals** (2.3, 2.4): the subscription is dropped without being called.
 //! * **Serial calls** (2.7): the subscriber's own requests (made from inside its signals) and
 //!   its handle's `cancel` (from any thread) never overlap on the subscription, and nothing is
-//!   requested after the cancel; no lock is held while calling out.
+//!   requested after the cancel; no lock is held while calling out. The one exception is a
+//!   subscription of this crate's own publishers (cold sources, flows, the fanout) that its
+//!   publisher marks as taking concurrent calls: its `request` and `cancel` only record
+//!   atomically, and a request after the cancel is ignored (3.6), so the replenishing
+//!   requests skip the gate (see the cost note below).
 //! * **The handle:** each subscriber comes with a [`Handle`] that waits for the outcome from
 //!   any thread (or is awaited: it is a `Future`), and can cancel the subscription.
 //!   **Dropping the handle cancels the subscription** (as dropping a `Stream` or futures'
@@ -26,14 +31,22 @@
 //!   the crate); `Prefetch(0)` panics in the constructors (a request of 0 breaks rule 3.9;
 //!   nothing is silently rounded).
 //! * **Cost:** no lock and no allocation per element (`collect` pushes into its own `Vec`; the
-//!   handle sees the result only at the end).
+//!   handle sees the result only at the end). Per element: one `dyn` call from the publisher,
+//!   the consumer, and with bounded demand a count; a request (each `n / 2` elements, or
+//!   after every element for `OneByOne`) goes through the rule-2.7 gate, two atomic
+//!   read-modify-writes around the call (`fetch_or`, `fetch_and`). Measured in issue 24,
+//!   these two were the larger part of what `OneByOne` costs over unbounded demand on a
+//!   cold source once the request itself was trampolined by this crate's publishers (a plain
+//!   store, see [`crate::demand`]). A lighter gate needs a store-load fence on both sides
+//!   (the same cost on x86), so a foreign subscription keeps it; this crate's own, which take
+//!   concurrent calls, are requested without it.
 //!
 //! # Examples
 //!
 //! ```
 //! use rs_api::Publisher;
 //! use rs_impl::source;
-//! use rs_impl::subscriber::{collect, for_each, RequestStrategy};
+//! use rs_impl::subscriber::{collect, fold, for_each, RequestStrategy};
 //!
 //! let (s, result) = collect(RequestStrategy::Prefetch(8));
 //! source::range(0u32..100).subscribe(Box::new(s));
@@ -49,13 +62,18 @@
 //! source::range(1u64..5).subscribe(Box::new(s));
 //! done.wait().unwrap();
 //! assert_eq!(total.load(std::sync::atomic::Ordering::Relaxed), 10);
+//!
+//! // The same sum without a closure that shares state:
+//! let (s, sum) = fold(RequestStrategy::OneByOne, 0u64, |acc, x: u64| acc + x);
+//! source::range(1u64..5).subscribe(Box::new(s));
+//! assert_eq!(sum.wait().unwrap(), 10);
 //! ```
 //!
 //! # Layout
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `ready_made.rs` | [`collect`] and [`for_each`]: one subscriber core, two consumers |
+//! | `ready_made.rs` | [`collect`], [`for_each`] and [`fold`]: one subscriber core, three consumers |
 //! | `request.rs` | [`RequestStrategy`], and the subscription handling that applies it |
 //! | `gate.rs` | the rule 2.7 gate between the subscriber's requests and its handle's `cancel` |
 //! | `handle.rs` | [`Handle`] (blocking or awaited), the outcome slot it shares with its subscriber, [`Cancelled`], [`Panicked`], [`Dropped`], [`AlreadyTaken`] |
@@ -69,5 +87,5 @@ mod request;
 
 pub use external::{external, External, Requester, Signals};
 pub use handle::{AlreadyTaken, Cancelled, Dropped, Handle, Panicked};
-pub use ready_made::{collect, for_each, Collect, ForEach};
+pub use ready_made::{collect, fold, for_each, Collect, Fold, ForEach};
 pub use request::RequestStrategy;

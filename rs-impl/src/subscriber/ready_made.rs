@@ -1,5 +1,5 @@
-//! The ready-made subscribers: [`Collect`] and [`ForEach`], one [`Core`] (the signal
-//! handling) with what each does with an element ([`Consume`]).
+//! The ready-made subscribers: [`Collect`], [`ForEach`] and [`Fold`], one [`Core`] (the
+//! signal handling) with what each does with an element ([`Consume`]).
 
 use std::fmt;
 
@@ -231,6 +231,86 @@ where
 impl<T, F> Subscriber<T> for ForEach<F>
 where
     F: FnMut(T) + Send,
+{
+    signals_to_core!();
+}
+
+/// Folds with a closure; the accumulator is out only while the closure runs.
+pub(super) struct Folder<A, F> {
+    acc: Option<A>,
+    f: F,
+}
+
+impl<T, A: Send, F: FnMut(A, T) -> A + Send> Consume<T> for Folder<A, F> {
+    type Output = A;
+
+    #[inline]
+    fn consume(&mut self, item: T) {
+        if let Some(acc) = self.acc.take() {
+            self.acc = Some((self.f)(acc, item));
+        }
+    }
+
+    fn finish(&mut self) -> A {
+        // Always there: `consume` puts it back unless the closure panicked, and after a
+        // panic the core never calls `finish`.
+        self.acc
+            .take()
+            .expect("the fold's accumulator is there until the end")
+    }
+}
+
+/// A subscriber that folds every element into an accumulator (see [`fold`]).
+#[must_use = "a subscriber receives nothing until subscribed to a publisher"]
+pub struct Fold<A, F>(Core<Folder<A, F>, A>);
+
+impl<A, F> fmt::Debug for Fold<A, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fold")
+            .field("upstream", &self.0.upstream)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subscriber that folds every element into `init` with `f` (as [`Iterator::fold`]) on the
+/// publisher's thread, and the handle that returns the result when the stream completes: a
+/// sum, a count, a maximum without writing a subscriber. If `f` panics, the subscriber
+/// cancels its subscription and the outcome is [`Panicked`]; an error upstream is the
+/// outcome instead of the result (dropping the handle cancels the subscription: see
+/// [`Handle`]).
+///
+/// # Panics
+///
+/// If `strategy` is `Prefetch(0)`.
+///
+/// # Examples
+///
+/// ```
+/// use rs_api::Publisher;
+/// use rs_impl::subscriber::{fold, RequestStrategy};
+/// let (s, sum) = fold(RequestStrategy::Unbounded, 0u64, |acc, x: u64| acc + x);
+/// rs_impl::source::range(1u64..=100).subscribe(Box::new(s));
+/// assert_eq!(sum.wait().unwrap(), 5050);
+///
+/// // The largest element, one at a time:
+/// let (s, max) = fold(RequestStrategy::OneByOne, None, |m: Option<i32>, x| m.max(Some(x)));
+/// rs_impl::source::from_iter(vec![3, 9, 4]).subscribe(Box::new(s));
+/// assert_eq!(max.wait().unwrap(), Some(9));
+/// ```
+#[track_caller]
+pub fn fold<T, A, F>(strategy: RequestStrategy, init: A, f: F) -> (Fold<A, F>, Handle<A>)
+where
+    A: Send,
+    F: FnMut(A, T) -> A + Send,
+{
+    let (core, handle) = Core::new(strategy, Folder { acc: Some(init), f });
+    (Fold(core), handle)
+}
+
+impl<T, A, F> Subscriber<T> for Fold<A, F>
+where
+    A: Send,
+    F: FnMut(A, T) -> A + Send,
 {
     signals_to_core!();
 }

@@ -72,6 +72,10 @@ pub(super) struct Upstream {
     consumed: u64,
     /// A terminal signal arrived, or the handle cancelled.
     ended: bool,
+    /// The subscription takes concurrent calls (one of this crate's, marked by its
+    /// publisher: [`crate::demand::takes_concurrent_calls`]): replenishing requests skip the
+    /// gate.
+    direct: bool,
 }
 
 impl fmt::Debug for Upstream {
@@ -96,6 +100,7 @@ impl Upstream {
             batch,
             consumed: 0,
             ended: false,
+            direct: false,
         }
     }
 
@@ -112,6 +117,7 @@ impl Upstream {
             subscription.cancel();
             return;
         }
+        self.direct = crate::demand::takes_concurrent_calls(&subscription);
         self.subscription = Some(subscription.clone());
         self.gate.request(&subscription, self.initial);
     }
@@ -125,7 +131,13 @@ impl Upstream {
         if self.consumed == self.batch {
             self.consumed = 0;
             if let Some(s) = &self.subscription {
-                self.gate.request(s, self.batch);
+                if self.direct {
+                    // Our own subscription: a cancel from the handle meanwhile is fine, and
+                    // a request after it is ignored (3.6).
+                    s.request(self.batch);
+                } else {
+                    self.gate.request(s, self.batch);
+                }
             }
         }
     }
@@ -142,5 +154,50 @@ impl Upstream {
     pub(super) fn end(&mut self) {
         self.ended = true;
         self.subscription = None;
+    }
+}
+
+#[cfg(all(test, not(rs_loom)))]
+mod tests {
+    use rs_api::Subscription;
+
+    use crate::loom::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// Counts what it was asked.
+    #[derive(Default)]
+    struct Counting(AtomicU64);
+
+    impl Subscription for Counting {
+        fn request(&self, n: u64) {
+            self.0.fetch_add(n, Ordering::Relaxed);
+        }
+        fn cancel(&self) {}
+    }
+
+    #[test]
+    fn only_a_subscription_marked_by_its_publisher_skips_the_gate() {
+        for marked in [false, true] {
+            let counting = std::sync::Arc::new(Counting::default());
+            let s: SubscriptionRef = counting.clone();
+            let mut up = Upstream::new(RequestStrategy::OneByOne, Gate::new());
+            {
+                let _mark = marked.then(|| crate::demand::concurrent_calls(&s));
+                up.on_subscribe(s.clone());
+            }
+            assert_eq!(up.direct, marked);
+            for _ in 0..10 {
+                up.consumed_one();
+            }
+            assert_eq!(counting.0.load(Ordering::Relaxed), 11, "marked = {marked}");
+        }
+        // A mark for another subscription does not count.
+        let other: SubscriptionRef = std::sync::Arc::new(Counting::default());
+        let s: SubscriptionRef = std::sync::Arc::new(Counting::default());
+        let mut up = Upstream::new(RequestStrategy::OneByOne, Gate::new());
+        let _mark = crate::demand::concurrent_calls(&other);
+        up.on_subscribe(s);
+        assert!(!up.direct);
     }
 }

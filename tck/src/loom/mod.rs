@@ -49,7 +49,13 @@
 //! not see. A publisher that signals from a plain `std::thread` (or a thread pool's) is
 //! detected — every model thread runs on the thread that called the model — and the scenario
 //! fails saying so ("the publisher called on_subscribe from a thread loom does not know …"),
-//! not with the deadlock that follows ("rule 1.9: the publisher never called on_subscribe"). In a
+//! not with the deadlock that follows ("rule 1.9: the publisher never called on_subscribe"). A
+//! model thread that blocks on a plain `std` lock (held by another model thread), condvar or
+//! channel blocks the one OS thread all model threads run on, so loom can neither go on nor
+//! report a deadlock: a watchdog notices that no interleaving began for
+//! [`STALL_SECS_VAR`] seconds (default [`DEFAULT_STALL_SECS`]) and ends the scenario's
+//! process, and the failure opens with `stalled: no interleaving began for 60 s: a model
+//! thread is blocked on something loom cannot see (a std mutex, …)`. In a
 //! normal build each scenario runs once with std types (a smoke test; a wait that lasts more
 //! than 10 s fails naming the rule it waited for). The factory is called inside the model
 //! (loom's types can only be created there), once per interleaving.
@@ -162,6 +168,8 @@
 mod record;
 mod scenarios;
 
+pub use record::{DEFAULT_STALL_SECS, STALL_SECS_VAR};
+
 use std::sync::Arc;
 
 use crate::env::Timeouts;
@@ -181,7 +189,9 @@ pub const DEADLOCKED: &str = "deadlocked while waiting: ";
 /// loom does not know (no rule is broken: the scenario cannot check the publisher). The
 /// harness then shows it without the scenario's rule in front.
 pub(crate) fn opens_with_its_cause(detail: &str) -> bool {
-    detail.starts_with(DEADLOCKED) || record::opens_with_a_foreign_thread(detail)
+    detail.starts_with(DEADLOCKED)
+        || detail.starts_with(record::STALLED)
+        || record::opens_with_a_foreign_thread(detail)
 }
 
 /// The verification name of [`verify_publisher`]'s suite.

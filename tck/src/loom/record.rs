@@ -156,6 +156,84 @@ pub(super) fn note_deadlocks() {
     });
 }
 
+/// The environment variable that sets how many seconds a model may go without beginning an
+/// interleaving before the [stall watchdog](watch_for_stalls) ends the process (default
+/// [`DEFAULT_STALL_SECS`]).
+pub const STALL_SECS_VAR: &str = "RS_TCK_LOOM_STALL_SECS";
+
+/// The default of [`STALL_SECS_VAR`]: an interleaving of a scenario takes milliseconds, so a
+/// minute without a new one means a model thread is blocked where loom cannot see it.
+pub const DEFAULT_STALL_SECS: u64 = 60;
+
+/// How a stalled model's report opens (see [`watch_for_stalls`]).
+pub(crate) const STALLED: &str = "stalled: ";
+
+/// Interleavings begun in this process: the stall watchdog's sign of progress.
+static INTERLEAVINGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether a model is running (the watchdog counts only then).
+static IN_MODEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks the start of an interleaving (called first in every model run).
+pub(super) fn interleaving_began() {
+    INTERLEAVINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Marks a model as running or finished, starting the stall watchdog the first time.
+///
+/// Loom runs every model thread as a coroutine of one OS thread, and switches between them
+/// only at the synchronisation it sees. A model thread that blocks on something loom cannot
+/// see — a `std` mutex held by another model thread, a `std` condvar or channel, a sleep,
+/// blocking I/O — blocks that OS thread and with it the whole model: loom can neither run
+/// another thread nor report a deadlock, and the scenario would hang. The watchdog, a plain
+/// thread outside the model, notices that no interleaving began for [`STALL_SECS_VAR`]
+/// seconds while a model runs, notes the cause (a line the harness puts first in the
+/// failure) and ends the process: a blocked coroutine cannot be unwound, and under the
+/// harness the scenario runs in a child process of its own, which the parent then reports
+/// as failed with that note.
+pub(super) fn watch_for_stalls(running: bool) {
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    static WATCHDOG: Once = Once::new();
+    IN_MODEL.store(running, Release);
+    if !running || !rs_impl::loom::IS_LOOM {
+        return;
+    }
+    WATCHDOG.call_once(|| {
+        let limit = std::env::var(STALL_SECS_VAR)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&s| s > 0)
+            .unwrap_or(DEFAULT_STALL_SECS);
+        let spawned = std::thread::Builder::new()
+            .name("rs-tck loom stall watchdog".into())
+            .spawn(move || {
+                let mut seen = (u64::MAX, Instant::now());
+                loop {
+                    std::thread::sleep(Duration::from_millis(200));
+                    let now = INTERLEAVINGS.load(Relaxed);
+                    if !IN_MODEL.load(Acquire) || now != seen.0 {
+                        seen = (now, Instant::now());
+                        continue;
+                    }
+                    if seen.1.elapsed() >= Duration::from_secs(limit) {
+                        note(&format!(
+                            "{STALLED}no interleaving began for {limit} s: a model thread is \
+                             blocked on something loom cannot see (a std mutex, condvar or \
+                             channel, a sleep, blocking I/O), so loom can neither switch \
+                             threads nor report a deadlock; build the publisher on \
+                             rs_impl::loom's types (or loom's) under cfg(rs_loom) \
+                             ({STALL_SECS_VAR} sets the limit)"
+                        ));
+                        std::process::exit(101);
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            note(&format!("the loom stall watchdog could not start: {e}"));
+        }
+    });
+}
+
 /// What the scenario waits for until the publisher calls `on_subscribe`.
 const NO_ON_SUBSCRIBE: &str = "rule 1.9: the publisher never called on_subscribe";
 

@@ -10,7 +10,10 @@ use rs_impl::loom::sync::{Arc, Mutex};
 use rs_impl::loom::thread;
 use rs_impl::panics::panic_message;
 
-use super::record::{explain, note_deadlocks, spawn_request, Probe, Record, Recording};
+use super::record::{
+    explain, interleaving_began, note_deadlocks, spawn_request, watch_for_stalls, Probe, Record,
+    Recording,
+};
 use super::{Subject, DEFAULT_PREEMPTION_BOUND};
 use crate::env::TestEnvironment;
 use crate::outcome::{Stop, TestResult};
@@ -19,13 +22,21 @@ use crate::subscriber::SubscriberBlackboxVerification;
 
 /// Runs `f` under loom with [`DEFAULT_PREEMPTION_BOUND`] preemptions (or
 /// `LOOM_MAX_PREEMPTIONS`); a panic (a violation, or a deadlock or leak found by loom) fails the
-/// test with its message, a deadlock with what the scenario was waiting for.
+/// test with its message, a deadlock with what the scenario was waiting for. A model blocked
+/// where loom cannot see ends the process through the stall watchdog
+/// ([`watch_for_stalls`]).
 fn model(f: impl Fn() + Send + Sync + 'static) -> TestResult {
     note_deadlocks();
-    catch_unwind(AssertUnwindSafe(|| {
-        rs_impl::loom::model_with_preemption_bound(DEFAULT_PREEMPTION_BOUND, f)
+    watch_for_stalls(true);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        rs_impl::loom::model_with_preemption_bound(DEFAULT_PREEMPTION_BOUND, move || {
+            interleaving_began();
+            f()
+        })
     }))
-    .map_err(|p| Stop::failed(explain(panic_message(&*p))))
+    .map_err(|p| Stop::failed(explain(panic_message(&*p))));
+    watch_for_stalls(false);
+    result
 }
 
 /// The frame of every publisher scenario: skips as the publisher verification does when the

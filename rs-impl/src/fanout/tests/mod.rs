@@ -5,6 +5,7 @@
 // Tests use std locks and atomics directly; the facade ban targets the implementation.
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
+mod burst;
 mod complexity;
 mod model;
 mod ring;
