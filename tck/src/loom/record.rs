@@ -157,7 +157,7 @@ pub(super) fn note_deadlocks() {
 }
 
 /// The environment variable that sets how many seconds a model may go without beginning an
-/// interleaving before the [stall watchdog](watch_for_stalls) ends the process (default
+/// interleaving before the stall watchdog (see the [module docs](crate::loom)) ends the process (default
 /// [`DEFAULT_STALL_SECS`]).
 pub const STALL_SECS_VAR: &str = "RS_TCK_LOOM_STALL_SECS";
 
