@@ -14,6 +14,7 @@ use rs_impl::boundary::{BoundaryConfig, BoundarySubscriber};
 use rs_impl::compat::{blocking_iter, from_async, stream_subscriber, to_stream, AsyncSubscriber};
 use rs_impl::fanout::{self, FanoutConfig, FanoutProcessor};
 use rs_impl::flow::{Flow, IslandProcessor};
+use rs_impl::lanes::LanesConfig;
 use rs_impl::merge::{observe_on, MergeConfig};
 use rs_impl::processor::IdentityProcessor;
 use rs_impl::subscriber::{collect, external, RequestStrategy};
@@ -110,6 +111,18 @@ fn zero_sized() -> Vec<Call> {
         (
             "Runtime::with_threads(0)",
             Box::new(|| drop(Runtime::with_threads(0))),
+        ),
+        (
+            "LanesConfig::new(0)",
+            Box::new(|| drop(LanesConfig::<u8>::new(0))),
+        ),
+        (
+            "LanesConfig::capacity(0)",
+            Box::new(|| drop(LanesConfig::<u8>::new(2).capacity(0))),
+        ),
+        (
+            "LanesConfig::output(0)",
+            Box::new(|| drop(LanesConfig::<u8>::new(2).output(0))),
         ),
         (
             "MergeConfig::prefetch(0)",
