@@ -29,6 +29,7 @@ use rs_impl::flow::Flow;
 use rs_impl::island::Runtime;
 use rs_impl::subscriber::{for_each, RequestStrategy};
 
+use super::imp;
 use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};
 
 /// The buffer of every implementation: elements the fastest consumer may lead the slowest by
@@ -49,12 +50,12 @@ fn slow_work(x: u64) -> u64 {
     v
 }
 
-fn count(k: u64) -> usize {
+pub(super) fn count(k: u64) -> usize {
     usize::try_from(k.max(1)).expect("fits usize")
 }
 
 /// N checksums' sum: `k × sum_below(n)`.
-fn expected(k: u64, n: u64) -> u64 {
+pub(super) fn expected(k: u64, n: u64) -> u64 {
     sum_below(0, n).wrapping_mul(k)
 }
 
@@ -122,13 +123,13 @@ impl Subscriber<u64> for SumSlow {
     fn on_complete(&mut self) {}
 }
 
-fn sums(k: u64) -> Vec<Arc<Checksum>> {
+pub(super) fn sums(k: u64) -> Vec<Arc<Checksum>> {
     (0..count(k))
         .map(|_| Arc::new(Checksum::default()))
         .collect()
 }
 
-fn total(sums: &[Arc<Checksum>]) -> u64 {
+pub(super) fn total(sums: &[Arc<Checksum>]) -> u64 {
     sums.iter().fold(0u64, |a, s| a.wrapping_add(s.get()))
 }
 
@@ -241,7 +242,8 @@ pub fn rs_impl_channel_slow_behind_boundary(k: u64, n: u64) -> u64 {
 
 // ----- the ceiling ---------------------------------------------------------------------------
 
-fn closures(k: u64, n: u64, slow: bool) -> u64 {
+/// The closure loop over `k` checksums (closure 0 doing `slow_work` when `slow`).
+pub(super) fn closures(k: u64, n: u64, slow: bool) -> u64 {
     let sums = sums(k);
     let mut fs: Vec<Box<dyn FnMut(u64)>> = sums
         .iter()
@@ -278,11 +280,13 @@ pub fn closure_loop_slow(k: u64, n: u64) -> u64 {
 
 // ----- crossbeam: a Vec of bounded senders ---------------------------------------------------
 
-fn crossbeam_threads(k: u64, n: u64, slow: bool) -> u64 {
+/// `k` crossbeam `bounded(capacity)` channels, a consumer thread each (consumer 0 slow when
+/// `slow`); the calling thread sends every element to each.
+pub(super) fn crossbeam_threads(capacity: usize, k: u64, n: u64, slow: bool) -> u64 {
     let mut txs = Vec::new();
     let mut consumers = Vec::new();
     for i in 0..count(k) {
-        let (tx, rx) = crossbeam_channel::bounded::<u64>(CAPACITY);
+        let (tx, rx) = crossbeam_channel::bounded::<u64>(capacity);
         txs.push(tx);
         let slow = slow && i == 0;
         consumers.push(thread::spawn(move || {
@@ -310,12 +314,12 @@ fn crossbeam_threads(k: u64, n: u64, slow: bool) -> u64 {
 /// Peer: a `Vec` of crossbeam `bounded(CAPACITY)` senders, one consumer thread each; the
 /// producer `send`s every element to every sender.
 pub fn crossbeam_vec_threads(k: u64, n: u64) -> u64 {
-    crossbeam_threads(k, n, false)
+    crossbeam_threads(CAPACITY, k, n, false)
 }
 
 /// Peer, `fanout-slow`: as [`crossbeam_vec_threads`], consumer 0 slow.
 pub fn crossbeam_vec_threads_slow(k: u64, n: u64) -> u64 {
-    crossbeam_threads(k, n, true)
+    crossbeam_threads(CAPACITY, k, n, true)
 }
 
 /// Peer: a `Vec` of crossbeam `bounded(CAPACITY)` channels on one thread: `try_send` to every
@@ -346,8 +350,10 @@ pub fn crossbeam_vec_one_thread(k: u64, n: u64) -> u64 {
 
 // ----- bus -----------------------------------------------------------------------------------
 
-fn bus_threads(k: u64, n: u64, slow: bool) -> u64 {
-    let mut bus = bus::Bus::<u64>::new(CAPACITY);
+/// `bus::Bus::new(capacity)`, a reader thread each (reader 0 slow when `slow`); blocking
+/// `broadcast`.
+pub(super) fn bus_threads(capacity: usize, k: u64, n: u64, slow: bool) -> u64 {
+    let mut bus = bus::Bus::<u64>::new(capacity);
     let consumers: Vec<_> = (0..count(k))
         .map(|i| {
             let mut rx = bus.add_rx();
@@ -375,17 +381,22 @@ fn bus_threads(k: u64, n: u64, slow: bool) -> u64 {
 
 /// Peer: `bus::Bus::new(CAPACITY)`, one reader thread each; blocking `broadcast`.
 pub fn bus_threads_fast(k: u64, n: u64) -> u64 {
-    bus_threads(k, n, false)
+    bus_threads(CAPACITY, k, n, false)
 }
 
 /// Peer, `fanout-slow`: as [`bus_threads_fast`], reader 0 slow.
 pub fn bus_threads_slow(k: u64, n: u64) -> u64 {
-    bus_threads(k, n, true)
+    bus_threads(CAPACITY, k, n, true)
 }
 
 /// Peer: `bus` on one thread: `try_broadcast`; when full, drain every reader (`try_recv`).
 pub fn bus_one_thread(k: u64, n: u64) -> u64 {
-    let mut bus = bus::Bus::<u64>::new(CAPACITY);
+    bus_one_thread_at(CAPACITY, k, n)
+}
+
+/// [`bus_one_thread`] with a bus of `capacity`.
+pub(super) fn bus_one_thread_at(capacity: usize, k: u64, n: u64) -> u64 {
+    let mut bus = bus::Bus::<u64>::new(capacity);
     let mut rxs: Vec<_> = (0..count(k)).map(|_| bus.add_rx()).collect();
     let sums: Vec<Checksum> = (0..count(k)).map(|_| Checksum::default()).collect();
     let drain = |rxs: &mut [bus::BusReader<u64>]| {
@@ -407,8 +418,10 @@ pub fn bus_one_thread(k: u64, n: u64) -> u64 {
 
 // ----- multiqueue2 ---------------------------------------------------------------------------
 
-fn multiqueue_threads(k: u64, n: u64, slow: bool) -> u64 {
-    let (tx, rx) = multiqueue2::broadcast_queue::<u64>(CAPACITY as _);
+/// `multiqueue2::broadcast_queue(capacity)`, a stream and thread each (stream 0 slow when
+/// `slow`); `try_send` retried with a yield while full.
+pub(super) fn multiqueue_threads(capacity: usize, k: u64, n: u64, slow: bool) -> u64 {
+    let (tx, rx) = multiqueue2::broadcast_queue::<u64>(capacity as _);
     let consumers: Vec<_> = (0..count(k))
         .map(|i| {
             let stream = rx.add_stream();
@@ -443,17 +456,22 @@ fn multiqueue_threads(k: u64, n: u64, slow: bool) -> u64 {
 /// Peer: `multiqueue2::broadcast_queue(CAPACITY)`, one stream and thread per consumer;
 /// `try_send` retried with a yield while full.
 pub fn multiqueue2_threads(k: u64, n: u64) -> u64 {
-    multiqueue_threads(k, n, false)
+    multiqueue_threads(CAPACITY, k, n, false)
 }
 
 /// Peer, `fanout-slow`: as [`multiqueue2_threads`], stream 0 slow.
 pub fn multiqueue2_threads_slow(k: u64, n: u64) -> u64 {
-    multiqueue_threads(k, n, true)
+    multiqueue_threads(CAPACITY, k, n, true)
 }
 
 /// Peer: `multiqueue2` on one thread: `try_send`; when full, drain every stream.
 pub fn multiqueue2_one_thread(k: u64, n: u64) -> u64 {
-    let (tx, rx) = multiqueue2::broadcast_queue::<u64>(CAPACITY as _);
+    multiqueue2_one_thread_at(CAPACITY, k, n)
+}
+
+/// [`multiqueue2_one_thread`] with a queue of `capacity`.
+pub(super) fn multiqueue2_one_thread_at(capacity: usize, k: u64, n: u64) -> u64 {
+    let (tx, rx) = multiqueue2::broadcast_queue::<u64>(capacity as _);
     let streams: Vec<_> = (0..count(k)).map(|_| rx.add_stream()).collect();
     rx.unsubscribe();
     let sums: Vec<Checksum> = (0..count(k)).map(|_| Checksum::default()).collect();
@@ -601,22 +619,6 @@ pub fn tokio_broadcast_tasks(k: u64, n: u64) -> u64 {
 
 fn subscribers(values: &[u64]) -> Vec<Param> {
     values.iter().map(|&k| Param::new(k)).collect()
-}
-
-fn imp(
-    name: &'static str,
-    ours: bool,
-    what: &'static str,
-    run: fn(u64, u64) -> u64,
-) -> Implementation {
-    Implementation {
-        name,
-        ours,
-        per_param: true,
-        what,
-        run,
-        lossy: false,
-    }
 }
 
 /// The `fanout` scenario: one producer, N subscribers, continuous demand (and ours with

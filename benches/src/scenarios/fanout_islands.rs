@@ -23,32 +23,15 @@ use rs_impl::flow::Flow;
 use rs_impl::island::Runtime;
 use rs_impl::subscriber::{for_each, RequestStrategy};
 
-use crate::scenario::{sum_below, Checksum, Implementation, Param, Scenario};
+use super::fanout::{self as shared, count, expected, sums, total};
+use super::imp;
+use crate::scenario::{Checksum, Param, Scenario};
 
 /// The capacity of every buffer in these scenarios.
 pub const CAPACITY: usize = 1024;
 
 /// The subscriber counts.
 const SUBSCRIBERS: [u64; 4] = [1, 8, 32, 128];
-
-fn count(k: u64) -> usize {
-    usize::try_from(k.max(1)).expect("fits usize")
-}
-
-/// N checksums' sum: `k × sum_below(n)`.
-fn expected(k: u64, n: u64) -> u64 {
-    sum_below(0, n).wrapping_mul(k)
-}
-
-fn sums(k: u64) -> Vec<Arc<Checksum>> {
-    (0..count(k))
-        .map(|_| Arc::new(Checksum::default()))
-        .collect()
-}
-
-fn total(sums: &[Arc<Checksum>]) -> u64 {
-    sums.iter().fold(0u64, |a, s| a.wrapping_add(s.get()))
-}
 
 /// How ours sends.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -159,161 +142,33 @@ pub fn rs_impl_channel_one_by_one(k: u64, n: u64) -> u64 {
 
 /// The ceiling: N boxed closures per element on one thread.
 pub fn closure_loop(k: u64, n: u64) -> u64 {
-    let sums = sums(k);
-    let mut fs: Vec<Box<dyn FnMut(u64)>> = sums
-        .iter()
-        .map(|sum| {
-            let sum = sum.clone();
-            Box::new(move |x: u64| sum.add(x)) as Box<dyn FnMut(u64)>
-        })
-        .collect();
-    for x in 0..n {
-        for f in &mut fs {
-            f(x);
-        }
-    }
-    total(&sums)
+    shared::closures(k, n, false)
 }
 
 /// Peer: `bus::Bus::new(CAPACITY)`, one reader thread each, blocking `broadcast`.
 pub fn bus_threads(k: u64, n: u64) -> u64 {
-    let mut bus = bus::Bus::<u64>::new(CAPACITY);
-    let consumers: Vec<_> = (0..count(k))
-        .map(|_| {
-            let mut rx = bus.add_rx();
-            thread::spawn(move || {
-                let sum = Checksum::default();
-                for x in rx.iter() {
-                    sum.add(x);
-                }
-                sum.get()
-            })
-        })
-        .collect();
-    for x in 0..n {
-        bus.broadcast(x);
-    }
-    drop(bus);
-    consumers
-        .into_iter()
-        .fold(0u64, |a, c| a.wrapping_add(c.join().expect("consumer")))
+    shared::bus_threads(CAPACITY, k, n, false)
 }
 
 /// Peer: `multiqueue2::broadcast_queue(CAPACITY)`, one stream and thread each; `try_send`
 /// retried with a yield while full.
 pub fn multiqueue2_threads(k: u64, n: u64) -> u64 {
-    let (tx, rx) = multiqueue2::broadcast_queue::<u64>(CAPACITY as _);
-    let consumers: Vec<_> = (0..count(k))
-        .map(|_| {
-            let stream = rx.add_stream();
-            thread::spawn(move || {
-                let sum = Checksum::default();
-                while let Ok(x) = stream.recv() {
-                    sum.add(x);
-                }
-                sum.get()
-            })
-        })
-        .collect();
-    rx.unsubscribe();
-    for x in 0..n {
-        let mut v = x;
-        while let Err(std::sync::mpsc::TrySendError::Full(back)) = tx.try_send(v) {
-            v = back;
-            thread::yield_now();
-        }
-    }
-    drop(tx);
-    consumers
-        .into_iter()
-        .fold(0u64, |a, c| a.wrapping_add(c.join().expect("consumer")))
+    shared::multiqueue_threads(CAPACITY, k, n, false)
 }
 
 /// Peer: N crossbeam `bounded(CAPACITY)` channels, one consumer thread each.
 pub fn crossbeam_vec_threads(k: u64, n: u64) -> u64 {
-    let (txs, consumers): (Vec<_>, Vec<_>) = (0..count(k))
-        .map(|_| {
-            let (tx, rx) = crossbeam_channel::bounded::<u64>(CAPACITY);
-            let t = thread::spawn(move || {
-                let sum = Checksum::default();
-                for x in rx {
-                    sum.add(x);
-                }
-                sum.get()
-            });
-            (tx, t)
-        })
-        .unzip();
-    for x in 0..n {
-        for tx in &txs {
-            tx.send(x).expect("consumer alive");
-        }
-    }
-    drop(txs);
-    consumers
-        .into_iter()
-        .fold(0u64, |a, c| a.wrapping_add(c.join().expect("consumer")))
+    shared::crossbeam_threads(CAPACITY, k, n, false)
 }
 
 /// Peer: `multiqueue2` on one thread: `try_send`; when full, drain every stream.
 pub fn multiqueue2_one_thread(k: u64, n: u64) -> u64 {
-    let (tx, rx) = multiqueue2::broadcast_queue::<u64>(CAPACITY as _);
-    let streams: Vec<_> = (0..count(k)).map(|_| rx.add_stream()).collect();
-    rx.unsubscribe();
-    let sums: Vec<Checksum> = (0..count(k)).map(|_| Checksum::default()).collect();
-    let drain = || {
-        for (s, sum) in streams.iter().zip(&sums) {
-            while let Ok(x) = s.try_recv() {
-                sum.add(x);
-            }
-        }
-    };
-    for x in 0..n {
-        if let Err(std::sync::mpsc::TrySendError::Full(v)) = tx.try_send(x) {
-            drain();
-            tx.try_send(v).expect("room after draining");
-        }
-    }
-    drain();
-    sums.iter().fold(0u64, |a, s| a.wrapping_add(s.get()))
+    shared::multiqueue2_one_thread_at(CAPACITY, k, n)
 }
 
 /// Peer: `bus` on one thread: `try_broadcast`; when full, drain every reader.
 pub fn bus_one_thread(k: u64, n: u64) -> u64 {
-    let mut bus = bus::Bus::<u64>::new(CAPACITY);
-    let mut rxs: Vec<_> = (0..count(k)).map(|_| bus.add_rx()).collect();
-    let sums: Vec<Checksum> = (0..count(k)).map(|_| Checksum::default()).collect();
-    let drain = |rxs: &mut [bus::BusReader<u64>]| {
-        for (rx, sum) in rxs.iter_mut().zip(&sums) {
-            while let Ok(x) = rx.try_recv() {
-                sum.add(x);
-            }
-        }
-    };
-    for x in 0..n {
-        if let Err(v) = bus.try_broadcast(x) {
-            drain(&mut rxs);
-            bus.try_broadcast(v).expect("room after draining");
-        }
-    }
-    drain(&mut rxs);
-    sums.iter().fold(0u64, |a, s| a.wrapping_add(s.get()))
-}
-
-fn imp(
-    name: &'static str,
-    ours: bool,
-    what: &'static str,
-    run: fn(u64, u64) -> u64,
-) -> Implementation {
-    Implementation {
-        name,
-        ours,
-        per_param: true,
-        what,
-        run,
-        lossy: false,
-    }
+    shared::bus_one_thread_at(CAPACITY, k, n)
 }
 
 fn params() -> Vec<Param> {

@@ -33,6 +33,7 @@ use rs_impl::subscriber::{for_each, RequestStrategy};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamMap;
 
+use super::imp;
 use crate::scenario::{sum_below, Checksum, Implementation, Ops, Param, Scenario};
 
 /// The seed's figures (RxJava 1.x, pooled `SpmcArrayQueue`, JMH throughput, ops/s), labelled
@@ -413,22 +414,6 @@ fn observe_on_crossbeam(size: u64, n: u64) -> u64 {
 }
 
 // ----- the scenarios ----------------------------------------------------------------------------
-
-fn imp(
-    name: &'static str,
-    ours: bool,
-    what: &'static str,
-    run: fn(u64, u64) -> u64,
-) -> Implementation {
-    Implementation {
-        name,
-        ours,
-        per_param: true,
-        what,
-        run,
-        lossy: false,
-    }
-}
 
 /// Elements per op at a size, and the checksum of a run of `n` elements at that size.
 type Shape = (fn(u64) -> u64, fn(u64, u64) -> u64);

@@ -67,3 +67,20 @@ pub fn all() -> Vec<Scenario> {
         rsocket::stream_scenario(),
     ]
 }
+
+/// An implementation measured at each parameter, not lossy: the common case of the scenarios.
+pub(crate) fn imp(
+    name: &'static str,
+    ours: bool,
+    what: &'static str,
+    run: fn(u64, u64) -> u64,
+) -> crate::scenario::Implementation {
+    crate::scenario::Implementation {
+        name,
+        ours,
+        per_param: true,
+        what,
+        run,
+        lossy: false,
+    }
+}
