@@ -23,7 +23,7 @@ use rs_impl::flow::Flow;
 use rs_impl::island::Runtime;
 use rs_impl::subscriber::{for_each, RequestStrategy};
 
-use super::fanout::{self as shared, count, expected, sums, total};
+use super::fanout::{self as shared, expected, sums, total};
 use super::imp;
 use crate::scenario::{Checksum, Param, Scenario};
 
