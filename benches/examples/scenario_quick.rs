@@ -1,6 +1,7 @@
 //! A quick look at any scenario without the report: each implementation whose name contains
 //! the filter, at each parameter (or one), a few timed runs of `n` elements, the best printed
-//! in million elements per second.
+//! in million elements per second. A lossy peer's row counts the elements due, not the share
+//! it delivered (the report prints that share).
 //! `cargo run --release -p rs-benches --example scenario_quick -- SCENARIO [n] [filter] [param]`
 
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
@@ -36,7 +37,11 @@ fn main() {
                 let t = Instant::now();
                 let sum = (imp.run)(p.value, n);
                 let e = t.elapsed().as_secs_f64();
-                assert_eq!(sum, (s.expected)(p.value, n), "{}", imp.name);
+                // A lossy peer (tokio's broadcast) delivers a share of the elements: its
+                // checksum is the report's business (it prints the share), not an error here.
+                if !imp.lossy {
+                    assert_eq!(sum, (s.expected)(p.value, n), "{}", imp.name);
+                }
                 best = best.min(e);
             }
             println!(

@@ -31,8 +31,9 @@ use crate::loom::sync::Arc;
 ///   the island reads, so a cache-line transfer per element while both sides run, and a
 ///   wake-up through the executor whenever the island had drained the ring and parked.
 ///   Fed from the calling thread through [`source::push`](crate::source::push) this edge
-///   runs at about 14–18 M elements/s on the 2-core benchmark machine (the `boundary`
-///   scenario's push-source row), a third of a hand-batched crossbeam chain; an island
+///   runs at 6.6–18 M elements/s on the 2-core benchmark machine depending on its load (the
+///   `boundary` scenario's push-source row at K = 3), 0.36–0.45× a hand-batched crossbeam
+///   chain in the same run; an island
 ///   output side of ours (below) publishes per run instead and is not limited by it.
 ///
 /// `on_subscribe`, `on_next` and the terminal signals only record and post to the island;
