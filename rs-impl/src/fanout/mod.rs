@@ -122,6 +122,11 @@
 //!   demand compare-and-swap and a `fetch_and` of the parked bit (no pass, no scan of the
 //!   group), plus the ready-made subscriber's rule-2.7 gate (two more): at 32 subscribers
 //!   about 0.9× multiqueue2 on one thread.
+//! * **Many subscribers on the producer's thread** (capacity 64, 128 subscribers, unbounded
+//!   demand): 21.3 instructions per delivery under callgrind against the closure loop's 14.2
+//!   (the ceiling), the same count at 23eb7da (+0.04%): the lower wall-clock share in some
+//!   reports (0.43–0.74× across runs of `fanout_prof` on a loaded machine, for both commits)
+//!   is noise, not a regression.
 //! * **Subscribers on islands** (`Flow::from_shared_publisher(fanout, n)`: the broadcast
 //!   channel with receivers off the producer's thread) pay the island's input side per
 //!   element: one read-modify-write on the ring word the island polls (a cache-line transfer
