@@ -122,18 +122,38 @@
 //!   demand compare-and-swap and a `fetch_and` of the parked bit (no pass, no scan of the
 //!   group), plus the ready-made subscriber's rule-2.7 gate (two more): at 32 subscribers
 //!   about 0.9× multiqueue2 on one thread.
+//! * **Many subscribers on the producer's thread** (capacity 64, 128 subscribers, unbounded
+//!   demand): 21.3 instructions per delivery under callgrind against the closure loop's 14.2
+//!   (the ceiling), the same count at 23eb7da (+0.04%): the lower wall-clock share in some
+//!   reports (0.43–0.74× across runs of `fanout_prof` on a loaded machine, for both commits)
+//!   is noise, not a regression.
 //! * **Subscribers on islands** (`Flow::from_shared_publisher(fanout, n)`: the broadcast
 //!   channel with receivers off the producer's thread) pay the island's input side per
 //!   element: one read-modify-write on the ring word the island polls (a cache-line transfer
-//!   between cores per element and island) and a wake-up whenever the island had parked; and
-//!   the islands' own requests make them the fanout's drainers, delivering to every other
-//!   island's ring from their thread. Measured at 0.2–0.6× the thread-per-receiver channels
-//!   (the `fanout-islands` scenario). Publishing per drain pass instead (staging the
-//!   elements and publishing at the end of the pass, once per island) was tried and was not
-//!   faster: with one send per element a pass carries one element, so the run is one element
-//!   and the staging only adds work; with the burst entry it measured the same. What this
-//!   edge needs is the islands as internal producers' peers: the fanout writing into each
-//!   island's ring with credit, as an island's output side does (left for a later issue).
+//!   between cores per element and island) and a wake-up whenever the island had parked.
+//!   Measured at 0.31/0.36/0.51× the best thread-per-receiver peer (multiqueue2) at
+//!   1/8/32 subscribers and 1.9× (bus) at 128; with the burst entry 0.36/0.39/0.53/2.0×
+//!   (the `fanout-islands` scenario, quick report of 2026-12-02 17:03Z, load 13 at start).
+//!   Where the time goes (issue 24, `perf record` of one island, 2 M elements, 2026-12-02):
+//!   the producer's thread has 43% of the samples, the island's two worker threads 57%
+//!   together, and only 0.73 of the 2 cores are busy, with one context switch per about 220
+//!   elements: neither side is saturated, they wait on each other (the producer for permits
+//!   once it leads by the fanout's capacity plus the island's ring, the island on its empty
+//!   ring). The per-element publication is about 5% of the samples. A fifth of the island's
+//!   samples are the **fanout's own work done on the island's thread**: when the island's
+//!   subscriber ran out of demand here (its ring was full), the island's `request(n)`
+//!   un-parks it, and the requester drains (rule 3.4: whoever posts drains if nobody does),
+//!   so the island itself delivers the buffered elements into its own ring while the
+//!   producer's sends meanwhile queue in the inbox. Another 5% of the island's samples wait
+//!   on the executor's shared queue. Two remedies were measured and not kept:
+//!   publishing once per drain pass instead of per element (with one send per element a pass
+//!   carries one element: slower), and a foreign producer's linger (the island spinning
+//!   63–1023 pause hints before it parks when the producer published since its last park:
+//!   medians of six alternating runs 9.6 → 9.8 M el/s at one island, 2.8 → 2.5 at 8, 0.57 →
+//!   0.60 at 32, all within the machine's noise). So the fanout writing into each island's
+//!   ring against credit (as an island's output side does) would save the publication, a
+//!   small share; to pay it must also hand the un-parked subscriber's delivery to the blocked
+//!   sender instead of the requesting island (left for a later issue).
 //!
 //! # Memory
 //!

@@ -23,6 +23,16 @@ pub type SharedPublisher<T> = StdArc<dyn Publisher<T> + Send + Sync>;
 /// The reader releases `size / 2` slots at a time and, in credit mode, grants as much: to an
 /// output side of ours by waking its island, to a foreign publisher by a request (rule 2.4
 /// guarded: see [`crate::handoff`]).
+///
+/// **What an element costs entering an island** (issue 24). From an output side of ours:
+/// one slot read and a share of one publication per run, and a wake-up only when this island
+/// parked. From a foreign publisher (a fanout, a push source, anyone else's): one
+/// read-modify-write per element on the ring word this island polls, a wake-up whenever it
+/// had parked on the empty ring, and this island's requests run on its own thread (a
+/// fanout's un-parked subscriber is then delivered to by the requesting island: see the cost
+/// section of [`crate::fanout`]). [`linger`](Self::linger) does not spin for a foreign
+/// producer: spinning before parking was measured for it and gained nothing beyond the
+/// noise (the findings are in [`crate::fanout`] and in `rs-impl/src/source/push.rs`).
 pub(crate) struct RingIn<T> {
     reader: Reader<T, Notifier>,
     shared: Arc<Shared<T>>,

@@ -23,6 +23,22 @@
 //! So a send that finds room and an idle loop costs three atomic read-modify-writes (the
 //! permit, the loop's counter up and down) plus the subscriber's `on_next`, and no lock, no
 //! allocation and no wake-up.
+//!
+//! **Feeding an island** (`Flow::from_publisher_with(push, n)`: a flow fed from the calling
+//! thread; issue 24: at K = 3 boundaries 6.6 M el/s, 0.36× hand-batched crossbeam, in the
+//! quick report of 2026-12-02 17:03Z). The subscriber is the island's input side, which publishes each
+//! `on_next` into its ring at once (one more read-modify-write) and wakes the island only
+//! when it parked. With `push(0)` the permits are exactly the island's requests (its ring,
+//! then half of it each time half was taken), so a sender that leads by the ring waits, and
+//! is woken once per request. Measured (`perf record` of the `boundary` scenario's
+//! push-source row at K = 3, 2026-12-02): the sender's thread has 22% of the samples, the
+//! four islands on the two workers 78%, with one context switch per about 150 elements
+//! (the same chain from `Flow::from_iter`: one per about 670). The sender's per-element cost
+//! (permit, drain loop, publication) is not what limits this chain: it has one ring and one
+//! island more than the `from_iter` chain with the same K (four islands and a sender
+//! thread on two cores), and the islands' own work dominates. A linger of the island for
+//! the sender's next element before it parks was measured and not kept (4.3 → 4.8 M el/s,
+//! medians of six alternating runs, within the machine's noise).
 
 use std::collections::VecDeque;
 use std::fmt;
