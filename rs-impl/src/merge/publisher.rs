@@ -10,6 +10,7 @@ use rs_api::{BoxSubscriber, Error, Publisher};
 
 use super::core::Core;
 use super::inner::Inner;
+use super::pull::{OuterPulled, OuterSubscribed};
 use super::subscribers::OuterSubscriber;
 use super::{Counters, MergeConfig, MergeStats};
 use crate::flow::FlowPublisher;
@@ -20,16 +21,19 @@ use crate::source::{self, IterPublisher};
 /// A publisher that maps each element of an outer publisher to an inner stream and merges
 /// the inners: [`MergeExt::flat_map`], [`merge`], [`MergeExt::concat_map`]. The contract is
 /// in the [module docs](super).
+///
+/// `D` says how the outer runs: [`OuterSubscribed`] (any publisher), or [`OuterPulled`] (a
+/// known iterator, [`IterPublisher::flat_map`]).
 #[must_use = "a publisher does nothing until subscribed to"]
-pub struct FlatMap<P, F, T, U> {
-    outer: P,
-    f: StdArc<F>,
-    config: MergeConfig,
-    counters: StdArc<Counters>,
-    _t: PhantomData<fn(T) -> U>,
+pub struct FlatMap<P, F, T, U, D = OuterSubscribed> {
+    pub(super) outer: P,
+    pub(super) f: StdArc<F>,
+    pub(super) config: MergeConfig,
+    pub(super) counters: StdArc<Counters>,
+    _t: PhantomData<fn(T) -> (U, D)>,
 }
 
-impl<P: Clone, F, T, U> Clone for FlatMap<P, F, T, U> {
+impl<P: Clone, F, T, U, D> Clone for FlatMap<P, F, T, U, D> {
     fn clone(&self) -> Self {
         FlatMap {
             outer: self.outer.clone(),
@@ -41,7 +45,7 @@ impl<P: Clone, F, T, U> Clone for FlatMap<P, F, T, U> {
     }
 }
 
-impl<P, F, T, U> fmt::Debug for FlatMap<P, F, T, U> {
+impl<P, F, T, U, D> fmt::Debug for FlatMap<P, F, T, U, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FlatMap")
             .field("config", &self.config)
@@ -50,7 +54,7 @@ impl<P, F, T, U> fmt::Debug for FlatMap<P, F, T, U> {
     }
 }
 
-impl<P, F, T, U> FlatMap<P, F, T, U> {
+impl<P, F, T, U, D> FlatMap<P, F, T, U, D> {
     pub(crate) fn new(outer: P, f: F, config: MergeConfig) -> Self {
         FlatMap {
             outer,
@@ -99,7 +103,7 @@ impl<P, F, T, U> FlatMap<P, F, T, U> {
     }
 }
 
-impl<P, F, T, U, I> Publisher<U> for FlatMap<P, F, T, U>
+impl<P, F, T, U, I> Publisher<U> for FlatMap<P, F, T, U, OuterSubscribed>
 where
     P: Publisher<T>,
     T: Send + 'static,
@@ -168,8 +172,9 @@ impl<I: Clone> Iterator for InnersIter<I> {
 /// The identity, as [`merge`]'s function.
 pub type Identity<I> = fn(I) -> I;
 
-/// A [`merge`]: a flat map of the given inners with the identity.
-pub type Merge<I, U> = FlatMap<IterPublisher<Inners<I>>, Identity<I>, I, U>;
+/// A [`merge`]: a flat map of the given inners with the identity (the inners pulled, not
+/// published: [`OuterPulled`]).
+pub type Merge<I, U> = FlatMap<IterPublisher<Inners<I>>, Identity<I>, I, U, OuterPulled>;
 
 /// Merges a fixed set of inner streams (publishers, values, iterators: see [`Inner`]), all
 /// subscribed at once, with the default prefetch; elements are interleaved as they arrive.
