@@ -4,15 +4,15 @@
 //! no iterator (the typed lane); a known outer (`range(..).flat_map`, `merge`) is pulled, not
 //! subscribed to.
 //!
-//! Its own test target (its own process): the global allocator counts every thread, so each
-//! test takes one lock and runs its subscriptions on the test's thread (every inner here is
-//! synchronous), and the counts are that test's.
+//! Its own test target (its own process): the global allocator counts every thread, so it is
+//! one test, whose subscriptions run on its own thread (every inner here is synchronous), and
+//! the counts are its own.
 #![cfg(not(rs_loom))]
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rs_api::{Publisher, Subscriber, SubscriptionRef};
 use rs_impl::merge;
@@ -50,8 +50,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// One test counts at a time.
-static ONE: Mutex<()> = Mutex::new(());
 
 /// What a [`Count`] saw.
 #[derive(Default)]
@@ -123,12 +121,14 @@ fn sum_below(n: u64) -> u64 {
 
 /// A merge of `n` ranges of `each` (made before counting).
 fn ranges(n: u64, each: u64) -> merge::Merge<IterPublisher<std::ops::Range<u64>>, u64> {
-    merge::merge((0..n).map(|k| range(k * each..(k + 1) * each)).collect::<Vec<_>>())
+    merge::merge(
+        (0..n)
+            .map(|k| range(k * each..(k + 1) * each))
+            .collect::<Vec<_>>(),
+    )
 }
 
-#[test]
 fn a_merge_of_known_iterators_subscribes_queues_and_boxes_nothing_per_inner() {
-    let _one = ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let few = ranges(10, 100);
     let many = ranges(1_000, 100);
     let (a_few, n, s) = allocs_of(&few, u64::MAX);
@@ -137,16 +137,17 @@ fn a_merge_of_known_iterators_subscribes_queues_and_boxes_nothing_per_inner() {
     assert_eq!((n, s), (100_000, sum_below(100_000)));
     // A hundred times the inners, not one allocation more: no subscription, queue or box per
     // inner, nothing per element.
-    assert_eq!(a_few, a_many, "allocations per subscription grow with the inners");
+    assert_eq!(
+        a_few, a_many,
+        "allocations per subscription grow with the inners"
+    );
     let stats = many.stats();
     assert_eq!(stats.inner_subscriptions, 0, "{stats:?}");
     assert_eq!(stats.queues, 0, "{stats:?}");
     assert_eq!(stats.typed_lane, 100_000, "{stats:?}");
 }
 
-#[test]
 fn a_size_one_merge_allocates_two_blocks_per_subscription() {
-    let _one = ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let values = merge::merge(vec![just(7u64)]);
     let iterators = merge::merge(vec![range(7u64..8)]);
     let flat = range(7u64..8).flat_map(just, 128, 128);
@@ -161,9 +162,7 @@ fn a_size_one_merge_allocates_two_blocks_per_subscription() {
     assert_eq!(flat.stats().inner_subscriptions, 0);
 }
 
-#[test]
 fn the_pulled_outer_costs_nothing_per_element_under_any_demand() {
-    let _one = ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     for batch in [1, 7, 128, u64::MAX] {
         let small = range(0u64..1_000).flat_map(just, 128, 128);
         let big = range(0u64..100_000).flat_map(just, 128, 128);
@@ -179,9 +178,7 @@ fn the_pulled_outer_costs_nothing_per_element_under_any_demand() {
     }
 }
 
-#[test]
 fn known_iterators_under_bounded_demand_are_boxed_once_each_and_lose_nothing() {
-    let _one = ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     for batch in [1, 3, 64] {
         let p = ranges(4, 1_000);
         let (a, n, s) = allocs_of(&p, batch);
@@ -190,6 +187,18 @@ fn known_iterators_under_bounded_demand_are_boxed_once_each_and_lose_nothing() {
         // drain's list of inners; nothing per element.
         assert!(a <= 2 + 4 + 4, "batch {batch}: {a} allocations");
         let stats = p.stats();
-        assert_eq!((stats.inner_subscriptions, stats.queues), (0, 0), "{stats:?}");
+        assert_eq!(
+            (stats.inner_subscriptions, stats.queues),
+            (0, 0),
+            "{stats:?}"
+        );
     }
+}
+
+#[test]
+fn merge_allocations_per_subscription() {
+    a_merge_of_known_iterators_subscribes_queues_and_boxes_nothing_per_inner();
+    a_size_one_merge_allocates_two_blocks_per_subscription();
+    the_pulled_outer_costs_nothing_per_element_under_any_demand();
+    known_iterators_under_bounded_demand_are_boxed_once_each_and_lose_nothing();
 }

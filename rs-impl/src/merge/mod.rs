@@ -30,6 +30,17 @@
 //!   Inners known to be a value ([`source::just`](crate::source::just), `Option`) or an
 //!   iterator ([`source::range`](crate::source::range), [`source::from_iter`](crate::source::from_iter),
 //!   `Vec`) are not subscribed to at all: the drain takes their elements directly ([`Inner`]).
+//! * **The typed lane:** a known iterator reaches the merge with its static type
+//!   ([`Inner::visit`]); when nobody drains and no other inner or value waits, it is drained
+//!   in a loop compiled for that type, straight into `on_next`, the demand read once per
+//!   batch (once in all when unbounded) — no box, queue or subscription
+//!   ([`MergeStats::typed_lane`]). What demand does not cover is boxed once and served
+//!   round-robin like any other inner.
+//! * **The pulled outer:** a flat map or merge whose outer is a known iterator
+//!   ([`IterPublisher::flat_map`](crate::source::IterPublisher::flat_map), [`merge`]) pulls it
+//!   with its static type instead of subscribing to it ([`OuterPulled`]), and delivers the
+//!   values and known iterators its elements map to in one hold of the drain. A subscription
+//!   to a merge of known inners allocates two blocks, however many inners and elements.
 //! * **Fairness:** the drain serves the inners round-robin, at most `prefetch` elements from
 //!   each per visit, and resumes where it stopped, so no inner starves another.
 //! * **A publisher that ignores demand:** an inner whose queue is full is cancelled and ends

@@ -58,9 +58,9 @@ impl<U: Send + 'static> Core<U> {
     where
         J: Iterator<Item = U> + Send + 'static,
     {
-        let r = self
-            .drain
-            .try_drain_with(iter, |st, it| self.admit_typed(st, it), |st| self.pass(st));
+        let r =
+            self.drain
+                .try_drain_with(iter, |st, it| self.admit_typed(st, it), |st| self.pass(st));
         match r {
             Ok(()) => self.after_fast(),
             Err(it) => self.arrive(super::core::Arrival::Iter(Box::new(it))),
