@@ -50,7 +50,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-
 /// What a [`Count`] saw.
 #[derive(Default)]
 struct Seen {

@@ -120,8 +120,10 @@ use crate::loom::sync::atomic::{AtomicU64, Ordering};
 pub use flow::{FlatMapShape, MergeShape, ObserveOnShape};
 pub use inner::{Inner, InnerSource, InnerVisitor, Subscribed};
 pub use observe_on::observe_on;
-pub use publisher::{merge, merge_with, FlatMap, Identity, Inners, InnersIter, Merge, MergeExt};
-pub use pull::{OuterPulled, OuterSubscribed};
+pub use publisher::{
+    merge, merge_with, FlatMap, Identity, Inners, InnersIter, Merge, MergeExt, OuterPulled,
+    OuterSubscribed,
+};
 
 /// The prefetch of each inner by default (RxJava's buffer size).
 pub const DEFAULT_PREFETCH: usize = 128;

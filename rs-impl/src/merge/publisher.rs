@@ -10,13 +10,21 @@ use rs_api::{BoxSubscriber, Error, Publisher};
 
 use super::core::Core;
 use super::inner::Inner;
-use super::pull::{OuterPulled, OuterSubscribed};
 use super::subscribers::OuterSubscriber;
 use super::{Counters, MergeConfig, MergeStats};
 use crate::flow::FlowPublisher;
 use crate::island::Runtime;
 use crate::panics;
 use crate::source::{self, IterPublisher};
+
+/// How a [`FlatMap`] runs its outer: subscribed to, as any publisher (the default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OuterSubscribed;
+
+/// How a [`FlatMap`] runs its outer: a known iterator, pulled with its static type (see
+/// [`IterPublisher::flat_map`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OuterPulled;
 
 /// A publisher that maps each element of an outer publisher to an inner stream and merges
 /// the inners: [`MergeExt::flat_map`], [`merge`], [`MergeExt::concat_map`]. The contract is

@@ -16,7 +16,7 @@ use rs_api::{BoxSubscriber, Error, Publisher, Subscription};
 
 use super::core::{Core, State};
 use super::inner::{Inner, InnerSource, InnerVisitor};
-use super::publisher::FlatMap;
+use super::publisher::{FlatMap, OuterPulled};
 use super::subscribers::start_inner;
 use super::typed::Start;
 use super::MergeConfig;
@@ -24,15 +24,6 @@ use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;
 use crate::source::IterPublisher;
-
-/// How a [`FlatMap`] runs its outer: subscribed to, as any publisher (the default).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OuterSubscribed;
-
-/// How a [`FlatMap`] runs its outer: a known iterator, pulled with its static type (see
-/// [`IterPublisher::flat_map`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OuterPulled;
 
 /// Flat maps of a known iterator: the same operators as [`MergeExt`](super::MergeExt)'s,
 /// with the outer pulled instead of subscribed to (the [module docs](super) hold the
