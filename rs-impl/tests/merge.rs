@@ -14,7 +14,7 @@ use rs_api::{
     BoxPublisher, BoxSubscriber, Error, Publisher, Subscriber, Subscription, SubscriptionRef,
 };
 use rs_impl::flow::Flow;
-use rs_impl::merge::{self, MergeConfig, MergeError, MergeExt, Subscribed};
+use rs_impl::merge::{self, MergeConfig, MergeError, Subscribed};
 use rs_impl::subscriber::{collect, RequestStrategy};
 use rs_impl::{source, Runtime};
 

@@ -8,7 +8,7 @@
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use rs_api::{BoxPublisher, Publisher};
-use rs_impl::merge::{MergeExt, MergeStats};
+use rs_impl::merge::MergeStats;
 use rs_impl::source;
 use rs_impl::subscriber::{for_each, RequestStrategy};
 

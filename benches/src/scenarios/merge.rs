@@ -8,8 +8,8 @@
 //! | scenario | shape (E elements per op at size N) | ours | peers |
 //! |---|---|---|---|
 //! | `merge-1-stream-of-n-merges` | `oneStreamOfNthatMergesIn1`: N values, each its own inner (E = N) | `range(0..N).flat_map(just)` | futures `flatten_unordered`, `flat_map`, `select_all` |
-//! | `merge-1-sync-of-n` | `merge1SyncStreamOfN`: one inner of N (E = N) | `merge([range])`: a known iterator; and subscribed (boxed) | futures `select_all`, `flatten_unordered`, `flat_map`; tokio-stream `StreamMap` |
-//! | `merge-n-sync-of-n` | `mergeNSyncStreamsOfN`: N inners of N (E = N²) | `merge(N ranges)`: known iterators; and subscribed | as above |
+//! | `merge-1-sync-of-n` | `merge1SyncStreamOfN`: one inner of N (E = N) | `merge([range])`: a known iterator; subscribed (boxed); `from_iter([0..N]).flat_map(range)` | futures `select_all`, `flatten_unordered`, `flat_map`; tokio-stream `StreamMap` |
+//! | `merge-n-sync-of-n` | `mergeNSyncStreamsOfN`: N inners of N (E = N²) | `merge(N ranges)`: known iterators; subscribed; `from_iter(N ranges).flat_map(range)` | as above |
 //! | `merge-n-async-of-n` | `mergeNAsyncStreamsOfN`: N inners of N, each on a pool (E = N²) | `merge(N flows)`, each inner an island on a 2-thread pool | futures `select_all` of N mpsc receivers fed by tasks on a 2-thread `ThreadPool`; tokio-stream `StreamMap` of N `ReceiverStream`s fed by tasks on a 2-worker runtime |
 //! | `merge-2-async-of-n` | `mergeTwoAsyncStreamsOfN`: two inners of N on a pool (E = 2N) | `merge(2 flows)` | futures `select_all` of two receivers; tokio-stream `merge` of two `ReceiverStream`s |
 //! | `merge-n-sync-of-1` | `mergeNSyncStreamsOf1`: N single values (E = N) | `merge(N just)` | futures `select_all`, `flatten_unordered`, `flat_map` of `once`; tokio-stream `StreamMap` |
@@ -28,7 +28,7 @@ use rs_api::Publisher;
 use rs_impl::flow::Flow;
 use rs_impl::island::Runtime;
 use rs_impl::merge::{self, MergeExt};
-use rs_impl::source::{just, range};
+use rs_impl::source::{from_iter, just, range};
 use rs_impl::subscriber::{for_each, RequestStrategy};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamMap;
@@ -61,7 +61,7 @@ fn ops_sum(e: u64, n: u64) -> u64 {
 }
 
 /// `0..m` cut into inners of `size` (the last one shorter).
-fn chunks(m: u64, size: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
+fn chunks(m: u64, size: u64) -> impl Iterator<Item = std::ops::Range<u64>> + Clone {
     let size = size.max(1);
     (0..m.div_ceil(size)).map(move |k| k * size..((k + 1) * size).min(m))
 }
@@ -135,6 +135,13 @@ fn sync_ours_iter(m: u64, each: u64, sum: &Arc<Checksum>) {
     ours(&merge::merge(inners), sum);
 }
 
+/// Ours: a flat map of a known outer iterator of ranges (the seed's `range.map(range)`
+/// merged): the outer pulled, each inner drained by the typed lane; built per op, as the
+/// peers' streams are.
+fn sync_ours_flat(m: u64, each: u64, sum: &Arc<Checksum>) {
+    ours(&from_iter(chunks(m, each)).flat_map(range, 128, 128), sum);
+}
+
 /// Ours: the inners as boxed publishers (subscribed, queued on contention).
 fn sync_ours_subscribed(m: u64, each: u64, sum: &Arc<Checksum>) {
     let inners: Vec<Arc<dyn Publisher<u64> + Send + Sync>> = chunks(m, each)
@@ -183,12 +190,14 @@ macro_rules! sync_shape {
 sync_shape! {
     one_sync_ours_iter: |s| s, |s| s => sync_ours_iter;
     one_sync_ours_subscribed: |s| s, |s| s => sync_ours_subscribed;
+    one_sync_ours_flat: |s| s, |s| s => sync_ours_flat;
     one_sync_select_all: |s| s, |s| s => sync_select_all;
     one_sync_flatten_unordered: |s| s, |s| s => sync_flatten_unordered;
     one_sync_flat_map: |s| s, |s| s => sync_flat_map;
     one_sync_stream_map: |s| s, |s| s => sync_stream_map;
     n_sync_ours_iter: |s: u64| s * s, |s| s => sync_ours_iter;
     n_sync_ours_subscribed: |s: u64| s * s, |s| s => sync_ours_subscribed;
+    n_sync_ours_flat: |s: u64| s * s, |s| s => sync_ours_flat;
     n_sync_select_all: |s: u64| s * s, |s| s => sync_select_all;
     n_sync_flatten_unordered: |s: u64| s * s, |s| s => sync_flatten_unordered;
     n_sync_flat_map: |s: u64| s * s, |s| s => sync_flat_map;
@@ -482,6 +491,7 @@ pub fn one_sync_scenario() -> Scenario {
         vec![
             imp("rs-impl merge, known iterator", true, "merge(vec![range(0..N)]): the inner is a known iterator, pulled by the drain", one_sync_ours_iter),
             imp("rs-impl merge, subscribed", true, "merge(vec![Arc<dyn Publisher>(range(0..N))]): subscribed, its elements on the fast path", one_sync_ours_subscribed),
+            imp("rs-impl flat_map of ranges", true, "from_iter([0..N]).flat_map(range, 128, 128): the outer pulled, the inner drained by the typed lane", one_sync_ours_flat),
             imp("futures select_all", false, "stream::select_all([stream::iter(0..N)]) under block_on", one_sync_select_all),
             imp("futures flatten_unordered", false, "stream::iter([stream::iter(0..N)]).flatten_unordered(None)", one_sync_flatten_unordered),
             imp("futures flat_map", false, "stream::iter([0..N]).flat_map(stream::iter)", one_sync_flat_map),
@@ -515,6 +525,12 @@ pub fn n_sync_scenario() -> Scenario {
                 true,
                 "merge(N × Arc<dyn Publisher>(range)): N subscriptions, prefetch 128",
                 n_sync_ours_subscribed,
+            ),
+            imp(
+                "rs-impl flat_map of ranges",
+                true,
+                "from_iter(N ranges).flat_map(range, 128, 128): the outer pulled, each inner drained by the typed lane",
+                n_sync_ours_flat,
             ),
             imp(
                 "futures select_all",

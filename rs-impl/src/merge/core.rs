@@ -25,9 +25,9 @@ use crate::serial::DrainLoop;
 /// Downstream cancelled, or the stream ended: nothing more is delivered.
 pub(super) const CANCELLED: usize = 1;
 /// Downstream requested 0 (rule 3.9).
-const BAD_REQUEST: usize = 1 << 1;
+pub(super) const BAD_REQUEST: usize = 1 << 1;
 /// An error waits (eager mode): the stream fails at the next pass.
-const FAILED: usize = 1 << 2;
+pub(super) const FAILED: usize = 1 << 2;
 /// The outer stream ended (completed or failed): no more inners arrive.
 const OUTER_DONE: usize = 1 << 3;
 
@@ -39,7 +39,7 @@ pub(super) enum Arrival<U> {
 }
 
 /// An inner the drain serves.
-enum Slot<U> {
+pub(super) enum Slot<U> {
     /// A known iterator, read one ahead when there is no demand (so that its end is seen
     /// without demand, rules 1.2 and 1.5).
     Iter {
@@ -58,16 +58,18 @@ enum Slot<U> {
 
 /// The downstream end, as the drainer holds it.
 pub(super) struct Out<U> {
-    subscriber: Option<BoxSubscriber<U>>,
+    pub(super) subscriber: Option<BoxSubscriber<U>>,
     /// The handle for `on_subscribe`, until the first pass delivers it.
-    first: Option<SubscriptionRef>,
+    pub(super) first: Option<SubscriptionRef>,
     /// Terminated or cancelled: the subscriber is gone.
     finished: bool,
-    emitted: u64,
+    pub(super) emitted: u64,
     /// The demand total as last read.
-    limit: u64,
+    pub(super) limit: u64,
     passes: u64,
-    fast: u64,
+    pub(super) fast: u64,
+    /// Elements the typed lane delivered.
+    pub(super) typed: u64,
 }
 
 /// A subscriber's panic, caught.
@@ -106,12 +108,12 @@ impl<U> Out<U> {
 pub(super) struct State<U> {
     pub(super) out: Out<U>,
     /// Values that found no demand.
-    scalars: VecDeque<U>,
-    inners: Vec<Slot<U>>,
+    pub(super) scalars: VecDeque<U>,
+    pub(super) inners: Vec<Slot<U>>,
     /// Where the round-robin resumes.
     next: usize,
     /// Inners finished since the outer was last asked for more.
-    completed: u64,
+    pub(super) completed: u64,
     /// Values emitted since the outer was last asked for more.
     scalars_done: u64,
     /// The arrivals taken from the shared list (reused).
@@ -184,12 +186,12 @@ impl OuterRequests {
 pub(super) struct Core<U> {
     pub(super) drain: DrainLoop<State<U>>,
     pub(super) demand: Demand,
-    flags: AtomicUsize,
+    pub(super) flags: AtomicUsize,
     /// Errors held for the end (delay mode) or for the next pass (eager mode).
     errors: Mutex<Vec<Error>>,
     /// Inners that arrived while the drain was busy.
     incoming: Mutex<Vec<Arrival<U>>>,
-    has_incoming: AtomicBool,
+    pub(super) has_incoming: AtomicBool,
     outer: OuterRequests,
     pub(super) config: MergeConfig,
     pub(super) counters: StdArc<Counters>,
@@ -222,6 +224,7 @@ impl<U: Send + 'static> Core<U> {
                     limit: 0,
                     passes: 0,
                     fast: 0,
+                    typed: 0,
                 },
                 scalars: VecDeque::new(),
                 inners: Vec::new(),
@@ -319,29 +322,37 @@ impl<U: Send + 'static> Core<U> {
     /// A value from the outer's function: straight downstream when nobody drains, no value is
     /// waiting before it and there is demand; otherwise to the drain.
     pub(super) fn arrive_value(&self, u: U) {
-        let r = self.drain.try_fast(
-            u,
-            |st, u| {
-                if st.out.finished {
-                    panics::drop_guarded(u);
-                } else if st.scalars.is_empty() && st.out.has_room(&self.demand) {
-                    st.out.fast += 1;
-                    if let Err(p) = st.out.emit(u) {
-                        self.subscriber_panicked(st, p);
-                        return;
-                    }
-                    st.scalars_done += 1;
-                    self.replenish_scalars(st);
-                } else {
-                    st.scalars.push_back(u);
-                }
-            },
-            |st| self.pass(st),
-        );
+        let r = self
+            .drain
+            .try_fast(u, |st, u| self.take_value(st, u), |st| self.pass(st));
         match r {
             Ok(()) => self.outer.flush(),
             Err(u) => self.arrive(Arrival::Just(u)),
         }
+    }
+
+    /// With the drain held: a value straight downstream when no value waits before it and
+    /// there is demand, else kept for a pass.
+    pub(super) fn take_value(&self, st: &mut State<U>, u: U) {
+        if st.out.finished {
+            panics::drop_guarded(u);
+        } else if st.scalars.is_empty() && st.out.has_room(&self.demand) {
+            st.out.fast += 1;
+            if let Err(p) = st.out.emit(u) {
+                self.subscriber_panicked(st, p);
+                return;
+            }
+            st.scalars_done += 1;
+            self.replenish_scalars(st);
+        } else {
+            st.scalars.push_back(u);
+        }
+    }
+
+    /// With the drain held: an inner that is nothing gives its place back to the outer (asked
+    /// once the drain is left).
+    pub(super) fn empty_held(&self) {
+        self.outer.add(1);
     }
 
     /// Asks the outer for more once half its concurrency of values was emitted (RxJava's
@@ -569,16 +580,21 @@ impl<U: Send + 'static> Core<U> {
         match catch_unwind(AssertUnwindSafe(|| iter.next())) {
             Ok(x) => x,
             Err(p) => {
-                let e = Error::msg(format!(
-                    "an inner iterator panicked: {}",
-                    panics::panic_message(&*p)
-                ));
-                self.errors.lock().push(e);
-                if !self.config.delay_errors {
-                    self.flags.fetch_or(FAILED, Ordering::AcqRel);
-                }
+                self.iterator_panicked(p);
                 None
             }
+        }
+    }
+
+    /// An inner iterator panicked: that inner's error (it ends).
+    pub(super) fn iterator_panicked(&self, p: Panic) {
+        let e = Error::msg(format!(
+            "an inner iterator panicked: {}",
+            panics::panic_message(&*p)
+        ));
+        self.errors.lock().push(e);
+        if !self.config.delay_errors {
+            self.flags.fetch_or(FAILED, Ordering::AcqRel);
         }
     }
 
@@ -640,7 +656,7 @@ impl<U: Send + 'static> Core<U> {
     /// acts on it before the next element (a cancel from inside `on_next` stops the signals at
     /// once, rule 1.8).
     #[inline]
-    fn cancelled_meanwhile(&self) -> bool {
+    pub(super) fn cancelled_meanwhile(&self) -> bool {
         self.flags.load(Ordering::Acquire) & (CANCELLED | BAD_REQUEST) != 0
             && !fault::active(Fault::MergeIgnoresCancel)
     }
@@ -688,8 +704,12 @@ impl<U: Send + 'static> Core<U> {
             .passes
             .fetch_add(st.out.passes, Ordering::Relaxed);
         self.counters.fast.fetch_add(st.out.fast, Ordering::Relaxed);
+        self.counters
+            .typed
+            .fetch_add(st.out.typed, Ordering::Relaxed);
         st.out.passes = 0;
         st.out.fast = 0;
+        st.out.typed = 0;
         if let Some(mut s) = st.out.subscriber.take() {
             let r = match end {
                 None => Ok(()),

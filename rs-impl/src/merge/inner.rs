@@ -58,6 +58,62 @@ impl<U> fmt::Debug for InnerSource<U> {
 pub trait Inner<U>: Send + 'static {
     /// How merge runs it.
     fn into_source(self) -> InnerSource<U>;
+
+    /// Hands this inner to `visitor` with its static type where it has one: an inner whose
+    /// elements are an iterator calls [`InnerVisitor::iter`] with that iterable unboxed (merge
+    /// then drains it in a loop compiled for its type, and boxes it only when downstream
+    /// demand runs out first); every other inner calls [`InnerVisitor::source`] with
+    /// [`into_source`](Inner::into_source), which is the default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::merge::{Inner, InnerSource, InnerVisitor};
+    /// struct Kind;
+    /// impl InnerVisitor<u8> for Kind {
+    ///     type Out = &'static str;
+    ///     fn iter<J>(self, _: J) -> &'static str
+    ///     where
+    ///         J: IntoIterator<Item = u8>,
+    ///         J::IntoIter: Send + 'static,
+    ///     {
+    ///         "typed iterator"
+    ///     }
+    ///     fn source(self, _: InnerSource<u8>) -> &'static str {
+    ///         "other"
+    ///     }
+    /// }
+    /// assert_eq!(rs_impl::source::range(0u8..3).visit(Kind), "typed iterator");
+    /// assert_eq!(vec![1u8].visit(Kind), "typed iterator");
+    /// assert_eq!(rs_impl::source::just(1u8).visit(Kind), "other");
+    /// ```
+    fn visit<V: InnerVisitor<U>>(self, visitor: V) -> V::Out
+    where
+        Self: Sized,
+    {
+        visitor.source(self.into_source())
+    }
+}
+
+/// What [`Inner::visit`] hands an inner to: with its iterator's static type, or as an
+/// [`InnerSource`].
+///
+/// # Examples
+///
+/// See [`Inner::visit`].
+pub trait InnerVisitor<U> {
+    /// What the visit returns.
+    type Out;
+
+    /// An inner whose elements are those of `iterable`, with its static type (not yet turned
+    /// into an iterator: a panic there is the visitor's to catch).
+    fn iter<J>(self, iterable: J) -> Self::Out
+    where
+        J: IntoIterator<Item = U>,
+        J::IntoIter: Send + 'static;
+
+    /// Any other inner.
+    fn source(self, source: InnerSource<U>) -> Self::Out;
 }
 
 /// Any publisher as an inner stream that is subscribed to (for a publisher type of your own;
@@ -118,6 +174,10 @@ impl<U: Send + 'static> Inner<U> for Vec<U> {
     fn into_source(self) -> InnerSource<U> {
         InnerSource::Iter(Box::new(self.into_iter()))
     }
+
+    fn visit<V: InnerVisitor<U>>(self, visitor: V) -> V::Out {
+        visitor.iter(self)
+    }
 }
 
 impl<U: Send + 'static> Inner<U> for Empty<U> {
@@ -134,6 +194,10 @@ where
 {
     fn into_source(self) -> InnerSource<I::Item> {
         InnerSource::Iter(Box::new(self.into_iterable().into_iter()))
+    }
+
+    fn visit<V: InnerVisitor<I::Item>>(self, visitor: V) -> V::Out {
+        visitor.iter(self.into_iterable())
     }
 }
 

@@ -30,6 +30,17 @@
 //!   Inners known to be a value ([`source::just`](crate::source::just), `Option`) or an
 //!   iterator ([`source::range`](crate::source::range), [`source::from_iter`](crate::source::from_iter),
 //!   `Vec`) are not subscribed to at all: the drain takes their elements directly ([`Inner`]).
+//! * **The typed lane:** a known iterator reaches the merge with its static type
+//!   ([`Inner::visit`]); when nobody drains and no other inner or value waits, it is drained
+//!   in a loop compiled for that type, straight into `on_next`, the demand read once per
+//!   batch (once in all when unbounded) — no box, queue or subscription
+//!   ([`MergeStats::typed_lane`]). What demand does not cover is boxed once and served
+//!   round-robin like any other inner.
+//! * **The pulled outer:** a flat map or merge whose outer is a known iterator
+//!   ([`IterPublisher::flat_map`](crate::source::IterPublisher::flat_map), [`merge`]) pulls it
+//!   with its static type instead of subscribing to it ([`OuterPulled`]), and delivers the
+//!   values and known iterators its elements map to in one hold of the drain. A subscription
+//!   to a merge of known inners allocates two blocks, however many inners and elements.
 //! * **Fairness:** the drain serves the inners round-robin, at most `prefetch` elements from
 //!   each per visit, and resumes where it stopped, so no inner starves another.
 //! * **A publisher that ignores demand:** an inner whose queue is full is cancelled and ends
@@ -70,7 +81,9 @@
 //! | `core.rs` | the drain of a plain-publisher merge: its state, the pass, the downstream subscription |
 //! | `shared.rs` | what a subscribed inner shares with its drain: its end, its queue once made, its subscription |
 //! | `subscribers.rs` | the outer's and the inners' subscribers of a plain-publisher merge |
+//! | `typed.rs` | the typed lane: a known iterator drained in a loop compiled for its type |
 //! | `publisher.rs` | [`FlatMap`], [`merge`], [`MergeExt`] |
+//! | `pull.rs` | the pulled outer ([`OuterPulled`]): a known iterator as the outer, pulled with its static type |
 //! | `observe_on.rs` | [`observe_on`] |
 //! | `stage.rs` | the fan-in stage of a flow's `flat_map` |
 //! | `flow.rs` | the `Flow` operators |
@@ -96,16 +109,21 @@ mod flow;
 mod inner;
 mod observe_on;
 mod publisher;
+mod pull;
 mod shared;
 mod stage;
 mod subscribers;
+mod typed;
 
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 
 pub use flow::{FlatMapShape, MergeShape, ObserveOnShape};
-pub use inner::{Inner, InnerSource, Subscribed};
+pub use inner::{Inner, InnerSource, InnerVisitor, Subscribed};
 pub use observe_on::observe_on;
-pub use publisher::{merge, merge_with, FlatMap, Identity, Inners, InnersIter, Merge, MergeExt};
+pub use publisher::{
+    merge, merge_with, FlatMap, Identity, Inners, InnersIter, Merge, MergeExt, OuterPulled,
+    OuterSubscribed,
+};
 
 /// The prefetch of each inner by default (RxJava's buffer size).
 pub const DEFAULT_PREFETCH: usize = 128;
@@ -241,6 +259,10 @@ pub struct MergeStats {
     /// Elements that went straight downstream from an inner's `on_next` (added when a
     /// subscription ends).
     pub fast_path: u64,
+    /// Elements of known iterators drained by the typed lane: pulled with the iterator's
+    /// static type straight into `on_next`, without a box, queue or subscription (added when a
+    /// subscription ends).
+    pub typed_lane: u64,
 }
 
 /// The shared counters behind [`MergeStats`] (relaxed; none is touched per element).
@@ -251,6 +273,7 @@ pub(crate) struct Counters {
     pub(crate) queues: AtomicU64,
     pub(crate) passes: AtomicU64,
     pub(crate) fast: AtomicU64,
+    pub(crate) typed: AtomicU64,
 }
 
 impl Counters {
@@ -261,6 +284,7 @@ impl Counters {
             queues: self.queues.load(Ordering::Relaxed),
             drain_passes: self.passes.load(Ordering::Relaxed),
             fast_path: self.fast.load(Ordering::Relaxed),
+            typed_lane: self.typed.load(Ordering::Relaxed),
         }
     }
 }

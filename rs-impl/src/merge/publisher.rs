@@ -17,19 +17,31 @@ use crate::island::Runtime;
 use crate::panics;
 use crate::source::{self, IterPublisher};
 
+/// How a [`FlatMap`] runs its outer: subscribed to, as any publisher (the default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OuterSubscribed;
+
+/// How a [`FlatMap`] runs its outer: a known iterator, pulled with its static type (see
+/// [`IterPublisher::flat_map`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OuterPulled;
+
 /// A publisher that maps each element of an outer publisher to an inner stream and merges
 /// the inners: [`MergeExt::flat_map`], [`merge`], [`MergeExt::concat_map`]. The contract is
 /// in the [module docs](super).
+///
+/// `D` says how the outer runs: [`OuterSubscribed`] (any publisher), or [`OuterPulled`] (a
+/// known iterator, [`IterPublisher::flat_map`]).
 #[must_use = "a publisher does nothing until subscribed to"]
-pub struct FlatMap<P, F, T, U> {
-    outer: P,
-    f: StdArc<F>,
-    config: MergeConfig,
-    counters: StdArc<Counters>,
-    _t: PhantomData<fn(T) -> U>,
+pub struct FlatMap<P, F, T, U, D = OuterSubscribed> {
+    pub(super) outer: P,
+    pub(super) f: StdArc<F>,
+    pub(super) config: MergeConfig,
+    pub(super) counters: StdArc<Counters>,
+    _t: PhantomData<fn(T) -> (U, D)>,
 }
 
-impl<P: Clone, F, T, U> Clone for FlatMap<P, F, T, U> {
+impl<P: Clone, F, T, U, D> Clone for FlatMap<P, F, T, U, D> {
     fn clone(&self) -> Self {
         FlatMap {
             outer: self.outer.clone(),
@@ -41,7 +53,7 @@ impl<P: Clone, F, T, U> Clone for FlatMap<P, F, T, U> {
     }
 }
 
-impl<P, F, T, U> fmt::Debug for FlatMap<P, F, T, U> {
+impl<P, F, T, U, D> fmt::Debug for FlatMap<P, F, T, U, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FlatMap")
             .field("config", &self.config)
@@ -50,7 +62,7 @@ impl<P, F, T, U> fmt::Debug for FlatMap<P, F, T, U> {
     }
 }
 
-impl<P, F, T, U> FlatMap<P, F, T, U> {
+impl<P, F, T, U, D> FlatMap<P, F, T, U, D> {
     pub(crate) fn new(outer: P, f: F, config: MergeConfig) -> Self {
         FlatMap {
             outer,
@@ -99,7 +111,7 @@ impl<P, F, T, U> FlatMap<P, F, T, U> {
     }
 }
 
-impl<P, F, T, U, I> Publisher<U> for FlatMap<P, F, T, U>
+impl<P, F, T, U, I> Publisher<U> for FlatMap<P, F, T, U, OuterSubscribed>
 where
     P: Publisher<T>,
     T: Send + 'static,
@@ -168,8 +180,9 @@ impl<I: Clone> Iterator for InnersIter<I> {
 /// The identity, as [`merge`]'s function.
 pub type Identity<I> = fn(I) -> I;
 
-/// A [`merge`]: a flat map of the given inners with the identity.
-pub type Merge<I, U> = FlatMap<IterPublisher<Inners<I>>, Identity<I>, I, U>;
+/// A [`merge`]: a flat map of the given inners with the identity (the inners pulled, not
+/// published: [`OuterPulled`]).
+pub type Merge<I, U> = FlatMap<IterPublisher<Inners<I>>, Identity<I>, I, U, OuterPulled>;
 
 /// Merges a fixed set of inner streams (publishers, values, iterators: see [`Inner`]), all
 /// subscribed at once, with the default prefetch; elements are interleaved as they arrive.

@@ -11,6 +11,7 @@ use rs_api::{Error, Publisher, Subscriber, SubscriptionRef};
 use super::core::{Arrival, Core};
 use super::inner::{Inner, InnerSource};
 use super::shared::InnerShared;
+use super::typed::Start;
 use super::MergeError;
 use crate::handoff::SpscProducer;
 use crate::loom::fault::{self, Fault};
@@ -231,9 +232,12 @@ where
         if self.ended || self.core.is_cancelled() {
             return;
         }
-        let f = &self.f;
-        let source = match catch_unwind(AssertUnwindSafe(|| f(t).into_source())) {
-            Ok(s) => s,
+        let (f, core) = (&self.f, &self.core);
+        // A typed iterator is drained inside `visit` (its own calls guarded there); any other
+        // inner comes back as its source.
+        let source = match catch_unwind(AssertUnwindSafe(|| f(t).visit(Start(core)))) {
+            Ok(Some(s)) => s,
+            Ok(None) => return,
             Err(p) => {
                 self.ended = true;
                 self.core.cancel_outer();

@@ -8,7 +8,10 @@
 //! * an inner's element and completion racing the outer's completion (twin: the drain looks
 //!   at the inner's queue before its terminal flag: the completion overtakes the element);
 //! * two inners racing one drain with one-by-one demand, so elements queue (twin: a fast path
-//!   that does not look at the inner's own queue: an inner's elements leave out of order).
+//!   that does not look at the inner's own queue: an inner's elements leave out of order);
+//! * a known iterator (the typed lane) arriving while a subscribed inner emits on another
+//!   thread, under one-by-one demand: drained typed when it finds the drain free and nothing
+//!   else waiting, boxed and served round-robin otherwise.
 
 use std::sync::{Arc as StdArc, Weak};
 
@@ -16,7 +19,7 @@ use rs_api::{BoxSubscriber, Error, Publisher, Subscriber, Subscription, Subscrip
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rs_impl::loom::sync::{Arc, Mutex};
 use rs_impl::loom::thread;
-use rs_impl::merge::{self, MergeConfig, MergeExt, Subscribed};
+use rs_impl::merge::{self, Inner, InnerSource, InnerVisitor, MergeConfig, MergeExt, Subscribed};
 
 /// An element that counts its live values.
 struct Tracked(u64, Arc<AtomicUsize>);
@@ -315,6 +318,67 @@ pub(crate) fn two_inners_race_one_drain() {
     );
     assert_eq!(s.completes, 1, "rule 1.5: no completion");
     assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+/// An inner of the typed-lane model: a subscribed publisher, or a known iterator (handed to
+/// the merge with its static type, as `source::range` is).
+enum Mixed {
+    Sub(Manual<Tracked>),
+    Iter(Vec<Tracked>),
+}
+
+impl Inner<Tracked> for Mixed {
+    fn into_source(self) -> InnerSource<Tracked> {
+        match self {
+            Mixed::Sub(m) => InnerSource::Publisher(Box::new(m)),
+            Mixed::Iter(v) => InnerSource::Iter(Box::new(v.into_iter())),
+        }
+    }
+
+    fn visit<V: InnerVisitor<Tracked>>(self, visitor: V) -> V::Out {
+        match self {
+            Mixed::Iter(v) => visitor.iter(v),
+            sub => visitor.source(sub.into_source()),
+        }
+    }
+}
+
+/// Rules 1.1, 1.3, each inner's order, no leak. The outer (main thread) sends inner A, which
+/// emits two elements on a thread of the model, then a known iterator of two, then completes;
+/// the subscriber asks for one element at a time (the typed lane reads the demand again after
+/// each). Whether the iterator finds the drain free and A gone (the typed lane) or not (boxed,
+/// served round-robin), all four arrive, each inner's in its order, then one completion.
+pub(crate) fn typed_iterator_races_inner_on_next() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let outer: Manual<Mixed> = Manual::new();
+    let a = Manual::new();
+    let p = outer.clone().flat_map(|m: Mixed| m, 2, 2);
+    let (probe, seen, _token) = Probe::new(1, 1, None);
+    p.subscribe(Box::new(probe));
+    let mut so = outer.take();
+    so.on_next(Mixed::Sub(a.clone()));
+    let sa = a.take();
+    let l = live.clone();
+    let t = thread::spawn(move || emit(sa, &[0, 1], &l));
+    so.on_next(Mixed::Iter(vec![
+        Tracked::new(10, &live),
+        Tracked::new(11, &live),
+    ]));
+    so.on_complete();
+    t.join().unwrap();
+    drop(so);
+    let s = finish(&seen);
+    let of =
+        |base: u64| -> Vec<u64> { s.items.iter().copied().filter(|x| x / 10 == base).collect() };
+    assert_eq!(of(0), vec![0, 1], "out of order: {:?}", s.items);
+    assert_eq!(of(1), vec![10, 11], "out of order: {:?}", s.items);
+    assert_eq!(s.completes, 1, "rule 1.5: no completion");
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+#[test]
+fn merge_typed_iterator_races_inner_on_next() {
+    loom::model(typed_iterator_races_inner_on_next);
 }
 
 #[test]

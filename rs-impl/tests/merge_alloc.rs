@@ -1,0 +1,203 @@
+//! What a merge allocates per subscription, counted by a global allocator (seed 003's setup
+//! cost): known inners (values, iterators) cost nothing per inner and nothing per element; a
+//! merge of known inners under unbounded demand subscribes nothing, queues nothing and boxes
+//! no iterator (the typed lane); a known outer (`range(..).flat_map`, `merge`) is pulled, not
+//! subscribed to.
+//!
+//! Its own test target (its own process): the global allocator counts every thread, so it is
+//! one test, whose subscriptions run on its own thread (every inner here is synchronous), and
+//! the counts are its own.
+#![cfg(not(rs_loom))]
+#![allow(clippy::disallowed_types, clippy::disallowed_methods)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rs_api::{Publisher, Subscriber, SubscriptionRef};
+use rs_impl::merge;
+use rs_impl::source::{just, range, IterPublisher};
+
+/// Allocations by every thread (alloc, alloc_zeroed, realloc).
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+struct Counting;
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged (so the
+// `GlobalAlloc` contract is `System`'s); the counter is a plain atomic that never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `alloc`'s contract, which is `System::alloc`'s.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `ptr` came from `System` with `layout`; the caller upholds `realloc`'s rules.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// What a [`Count`] saw.
+#[derive(Default)]
+struct Seen {
+    elements: AtomicU64,
+    sum: AtomicU64,
+    completed: AtomicU64,
+}
+
+/// Sums elements, asks for `batch` at a time (`u64::MAX`: everything at once), allocates
+/// nothing per element.
+struct Count {
+    seen: Arc<Seen>,
+    batch: u64,
+    sub: Option<SubscriptionRef>,
+    since: u64,
+}
+
+impl Subscriber<u64> for Count {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(self.batch);
+        self.sub = Some(s);
+    }
+    fn on_next(&mut self, x: u64) {
+        self.seen.elements.fetch_add(1, Ordering::Relaxed);
+        self.seen.sum.fetch_add(x, Ordering::Relaxed);
+        self.since += 1;
+        if self.batch != u64::MAX && self.since == self.batch {
+            self.since = 0;
+            if let Some(s) = &self.sub {
+                s.request(self.batch);
+            }
+        }
+    }
+    fn on_error(&mut self, e: rs_api::Error) {
+        panic!("{e}");
+    }
+    fn on_complete(&mut self) {
+        self.sub = None;
+        self.seen.completed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Allocations of subscribing `p` with a [`Count`] asking `batch` at a time and running it to
+/// its end on this thread (the subscriber's own box and handle made before counting), and what
+/// it saw (elements, sum).
+fn allocs_of<P: Publisher<u64>>(p: &P, batch: u64) -> (u64, u64, u64) {
+    let seen = Arc::new(Seen::default());
+    let sub = Box::new(Count {
+        seen: seen.clone(),
+        batch,
+        sub: None,
+        since: 0,
+    });
+    let before = ALLOCS.load(Ordering::SeqCst);
+    p.subscribe(sub);
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(seen.completed.load(Ordering::SeqCst), 1, "completed once");
+    (
+        after - before,
+        seen.elements.load(Ordering::SeqCst),
+        seen.sum.load(Ordering::SeqCst),
+    )
+}
+
+fn sum_below(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+/// A merge of `n` ranges of `each` (made before counting).
+fn ranges(n: u64, each: u64) -> merge::Merge<IterPublisher<std::ops::Range<u64>>, u64> {
+    merge::merge(
+        (0..n)
+            .map(|k| range(k * each..(k + 1) * each))
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn a_merge_of_known_iterators_subscribes_queues_and_boxes_nothing_per_inner() {
+    let few = ranges(10, 100);
+    let many = ranges(1_000, 100);
+    let (a_few, n, s) = allocs_of(&few, u64::MAX);
+    assert_eq!((n, s), (1_000, sum_below(1_000)));
+    let (a_many, n, s) = allocs_of(&many, u64::MAX);
+    assert_eq!((n, s), (100_000, sum_below(100_000)));
+    // A hundred times the inners, not one allocation more: no subscription, queue or box per
+    // inner, nothing per element.
+    assert_eq!(
+        a_few, a_many,
+        "allocations per subscription grow with the inners"
+    );
+    let stats = many.stats();
+    assert_eq!(stats.inner_subscriptions, 0, "{stats:?}");
+    assert_eq!(stats.queues, 0, "{stats:?}");
+    assert_eq!(stats.typed_lane, 100_000, "{stats:?}");
+}
+
+fn a_size_one_merge_allocates_two_blocks_per_subscription() {
+    let values = merge::merge(vec![just(7u64)]);
+    let iterators = merge::merge(vec![range(7u64..8)]);
+    let flat = range(7u64..8).flat_map(just, 128, 128);
+    for _ in 0..3 {
+        // The drain's shared state (one `Arc`) and the pulled outer's subscription (one
+        // `Arc`): nothing per inner, no subscriber box, no queue, no outer subscription.
+        assert_eq!(allocs_of(&values, u64::MAX), (2, 1, 7));
+        assert_eq!(allocs_of(&iterators, u64::MAX), (2, 1, 7));
+        assert_eq!(allocs_of(&flat, u64::MAX), (2, 1, 7));
+    }
+    assert_eq!(values.stats().inner_subscriptions, 0);
+    assert_eq!(flat.stats().inner_subscriptions, 0);
+}
+
+fn the_pulled_outer_costs_nothing_per_element_under_any_demand() {
+    for batch in [1, 7, 128, u64::MAX] {
+        let small = range(0u64..1_000).flat_map(just, 128, 128);
+        let big = range(0u64..100_000).flat_map(just, 128, 128);
+        let (a_small, n, s) = allocs_of(&small, batch);
+        assert_eq!((n, s), (1_000, sum_below(1_000)));
+        let (a_big, n, s) = allocs_of(&big, batch);
+        assert_eq!((n, s), (100_000, sum_below(100_000)));
+        // Values that found no demand wait in one list of the drain's, grown once.
+        assert!(
+            a_big <= a_small + 2,
+            "batch {batch}: {a_small} allocations for 1,000 elements, {a_big} for 100,000"
+        );
+    }
+}
+
+fn known_iterators_under_bounded_demand_are_boxed_once_each_and_lose_nothing() {
+    for batch in [1, 3, 64] {
+        let p = ranges(4, 1_000);
+        let (a, n, s) = allocs_of(&p, batch);
+        assert_eq!((n, s), (4_000, sum_below(4_000)), "batch {batch}");
+        // At most one box per inner (the rest of an iterator demand did not cover) and the
+        // drain's list of inners; nothing per element.
+        assert!(a <= 2 + 4 + 4, "batch {batch}: {a} allocations");
+        let stats = p.stats();
+        assert_eq!(
+            (stats.inner_subscriptions, stats.queues),
+            (0, 0),
+            "{stats:?}"
+        );
+    }
+}
+
+#[test]
+fn merge_allocations_per_subscription() {
+    a_merge_of_known_iterators_subscribes_queues_and_boxes_nothing_per_inner();
+    a_size_one_merge_allocates_two_blocks_per_subscription();
+    the_pulled_outer_costs_nothing_per_element_under_any_demand();
+    known_iterators_under_bounded_demand_are_boxed_once_each_and_lose_nothing();
+}
