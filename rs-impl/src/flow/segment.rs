@@ -348,18 +348,40 @@ where
 
     #[inline]
     fn on_pull(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
-        if let Some(inlet) = self.entry.port() {
-            if self.exit.port_id().is_some()
-                && !self.done
-                && !self.ending
-                && !self.exit.has_pending()
-            {
+        if self.exit.port_id().is_some() && !self.done && !self.ending && !self.exit.has_pending() {
+            if let Some(inlet) = self.entry.port() {
                 // Between two ports with nothing held back, downstream's pull goes upstream
                 // as it is (what `drive` would do, without its batch loop).
-                if !ctx.has_been_pulled(inlet) && !ctx.is_inlet_closed(inlet) {
-                    ctx.pull(inlet);
-                }
+                ctx.pull_if_idle(inlet);
                 return;
+            }
+            // A source (an iterator, a ring) into an out-port: one pull asks for one element,
+            // so one pump of one, without `drive`'s batch loop (an out-port has no room after
+            // a push; the stall check runs as in `drive`, so an entry that ended with that
+            // element still completes without another pull). Anything else — an operator that
+            // emitted nothing (room left) — goes on in `drive`.
+            if self.exit.room(ctx) > 0 {
+                match self.guarded(ctx, |s, ctx| s.entry.pump(ctx, &mut s.exit, 1)) {
+                    None => return,
+                    Some(Pumped::Moved) if self.exit.room(ctx) == 0 => {
+                        self.stalled(ctx);
+                        return;
+                    }
+                    Some(Pumped::Moved) => {}
+                    Some(Pumped::Empty) => return,
+                    Some(Pumped::Complete) => {
+                        self.complete(ctx);
+                        return;
+                    }
+                    Some(Pumped::Failed) => {
+                        self.upstream_failed(ctx);
+                        return;
+                    }
+                    Some(Pumped::Stopped) => {
+                        self.input_over(ctx);
+                        return;
+                    }
+                }
             }
         }
         self.drive(ctx);

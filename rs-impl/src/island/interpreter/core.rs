@@ -445,6 +445,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Pulls `inlet` unless it is pulled already or closed (or its upstream's end is on its
+    /// way): [`has_been_pulled`](Self::has_been_pulled), [`is_inlet_closed`](Self::is_inlet_closed)
+    /// and [`pull`](Self::pull) from one look at the port. For a stage between two ports that
+    /// passes its downstream's pull on.
+    #[inline]
+    pub(crate) fn pull_if_idle<T>(&mut self, inlet: Inlet<T>) {
+        let c = inlet.id;
+        let conn = &mut self.core.conns[c as usize];
+        let st = conn.state;
+        if st & (IN_READY | IN_CLOSED | OUT_CLOSED) == IN_READY {
+            conn.state = st ^ PULL_START;
+            self.core.chase::<false>(c);
+        }
+    }
+
     /// Takes the element that arrived on `inlet`.
     ///
     /// # Panics

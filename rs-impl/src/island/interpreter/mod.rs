@@ -32,22 +32,39 @@
 //! # What an event costs
 //!
 //! Measured for issue 24 (`interpreter` scenario, one identity stage: an iterator source, the
-//! stage and a sink, three stages wired port to port): about 40–60 ns per element on the
-//! 2-core benchmark machine, for four events per element (a pull and a push on each of the
-//! two connections), so 10–15 ns an event. The profile splits it evenly between the event
-//! loop (dequeue or chase, decode, the finalisation gate), the handlers' `dyn Stage` calls
-//! (one indirect call each, not inlined), the port operations (state transitions, the
-//! `TypeId` check of each typed slot) and the segments' own bookkeeping (a segment with a
-//! port entry runs its `drive` loop for each pull: closed? pending? room? then one element).
-//! None of them dominates, which is why a fused segment — a chain of direct calls with no
-//! event between operators, about 2 ns per added hop — is the way to make a flow cheap, and
-//! why an interpreter hop is not made 4× cheaper by any one fix.
+//! stage and a sink, three stages wired port to port, four events per element — a pull and a
+//! push on each of the two connections), counted with callgrind (`interp_prof interpreter 1
+//! N`, instructions per element from the difference of two `N`, so the set-up cancels):
+//!
+//! | | instructions per element |
+//! |---|---|
+//! | before (Pekko's two chase loops; the iterator source through the segment's `drive`) | 438 |
+//! | one chase loop (below) | 398 |
+//! | and the segment's one-pull paths (`Segment::on_pull`: a source into an out-port pumps one element without `drive`'s batch loop; a stage between two ports passes the pull on with one look at the port) | 383 |
+//!
+//! At ten identity stages: 2,022 before, 1,932 after (about 172 per added hop).
+//! Where the 383 go: the iterator source's `on_pull` about 100 (the entry's pump, the
+//! operator chain's checks, the stall check), the identity stage's `on_push` 80 (a grab and a
+//! push, each a bounds check, a state check and a `TypeId` check, and the operator
+//! contract's state) and `on_pull` 32, the benchmark's sink 50, and the event loop about 30
+//! per event (the chase slot, the connection's state transition, the owner's pointer from
+//! the dispatch table, one indirect `dyn Stage` call that is not inlined, the finalisation
+//! gate). None of them dominates: a hop between two interpreter stages costs four handler
+//! calls and their port checks, which is why a fused segment — a chain of direct calls with
+//! no event between operators, about 2 ns per added hop — is the way to make a flow cheap.
+//! The hand-written stages of the first interpreter (before the flow's parts became
+//! segments) did the same work in fewer checks; the segment keeps one operator contract for
+//! every part, which is what the port checks and its state flags pay for.
 //!
 //! # Chasing
 //!
 //! A push or pull made inside a handler goes into the single `chased_push` / `chased_pull`
 //! slot when the chase counter is positive and the slot is free, and is then processed right
-//! after the handler, with no enqueue, dequeue or decode. The counter is reset to
+//! after the handler, with no enqueue, dequeue or decode. One loop takes the chased events of
+//! both kinds (a push first): a push made while chasing a pull — a source answering its
+//! downstream's pull — is chased too, where Pekko's loop, which runs the pushes and then the
+//! pulls, sends it back to the queue. So a linear chain dequeues one event per chase limit,
+//! not one per element (`tests/interpreter_costs.rs` counts it). The counter is reset to
 //! `min(CHASE_LIMIT = 16, budget left)` for every dequeued event; chased events do not use the
 //! budget. Chasing is aborted (the connection goes back to the queue, to be decoded) when
 //! `complete` or `fail` hits a chased push (push-then-close must be decoded), when `cancel`

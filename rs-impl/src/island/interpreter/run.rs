@@ -136,23 +136,24 @@ impl Interpreter {
             let granted = self.core.chase_counter;
             self.process_event(c);
             self.after_event::<GATED>();
-            while self.core.chased_push != NO_EVENT {
+            // One chase loop for both kinds: a push made while chasing a pull (the source
+            // answering its downstream's pull) is chased too, instead of going back to the
+            // queue to be dequeued and decoded (what Pekko's two loops do). The counter still
+            // bounds the chase.
+            loop {
                 let c = self.core.chased_push;
-                self.core.chased_push = NO_EVENT;
-                self.process_push(c);
+                if c != NO_EVENT {
+                    self.core.chased_push = NO_EVENT;
+                    self.process_push(c);
+                } else {
+                    let c = self.core.chased_pull;
+                    if c == NO_EVENT {
+                        break;
+                    }
+                    self.core.chased_pull = NO_EVENT;
+                    self.process_pull(c);
+                }
                 self.after_event::<GATED>();
-            }
-            while self.core.chased_pull != NO_EVENT {
-                let c = self.core.chased_pull;
-                self.core.chased_pull = NO_EVENT;
-                self.process_pull(c);
-                self.after_event::<GATED>();
-            }
-            if self.core.chased_push != NO_EVENT {
-                let c = self.core.chased_push;
-                self.core.chased_push = NO_EVENT;
-                self.core.enqueue(c);
-                self.core.stats.chased = self.core.stats.chased.wrapping_sub(1);
             }
             // Chases granted by this event's counter, less those sent back to the queue
             // (counted down where chasing is aborted): no increment per chased event.
