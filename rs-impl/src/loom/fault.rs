@@ -74,6 +74,9 @@ faults! {
     MergeEndBeforeQueue,
     /// An inner's fast path does not look at its own queue.
     MergeFastPathSkipsQueue,
+    /// The typed lane takes the room it first read as unbounded (it never reads the demand
+    /// again, so it runs past what the subscriber asked for).
+    MergeTypedReadsDemandOnce,
     // --- the producer API (push source, fanout channel)
     /// A send going through the inbox does not look at the end under the inbox's lock.
     SendIgnoresEnd,

@@ -11,6 +11,7 @@ use rs_api::UNBOUNDED;
 
 use super::core::{Core, Out, Panic, Slot, State, BAD_REQUEST, CANCELLED, FAILED};
 use super::inner::{InnerSource, InnerVisitor};
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::Ordering;
 use crate::panics;
 
@@ -120,7 +121,8 @@ impl<U: Send + 'static> Core<U> {
             if out.emitted == out.limit {
                 out.limit = self.demand.total();
             }
-            let room = if out.limit == UNBOUNDED {
+            let room = if out.limit == UNBOUNDED || fault::active(Fault::MergeTypedReadsDemandOnce)
+            {
                 u64::MAX
             } else {
                 out.limit - out.emitted

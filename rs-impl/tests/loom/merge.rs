@@ -81,6 +81,9 @@ struct Seen {
     violations: Vec<String>,
     /// The subscription, for the model's main thread.
     subscription: Option<SubscriptionRef>,
+    /// What the subscriber and the model asked for so far, counted before each `request`
+    /// (rule 1.1: never more `on_next` than that).
+    requested: u64,
 }
 
 /// The subscriber: requests `initial`, then `more` from inside each `on_next`; cancels from
@@ -149,6 +152,7 @@ impl Subscriber<Tracked> for Probe {
     fn on_subscribe(&mut self, s: SubscriptionRef) {
         self.enter("on_subscribe");
         self.seen.lock().subscription = Some(s.clone());
+        self.seen.lock().requested += self.initial;
         s.request(self.initial);
         self.subscription = Some(s);
         self.exit();
@@ -159,7 +163,13 @@ impl Subscriber<Tracked> for Probe {
         let n = {
             let mut seen = self.seen.lock();
             seen.items.push(x.0);
-            seen.items.len()
+            let n = seen.items.len();
+            if n as u64 > seen.requested {
+                let requested = seen.requested;
+                seen.violations
+                    .push(format!("rule 1.1: on_next #{n} with {requested} requested"));
+            }
+            n
         };
         drop(x);
         if self.cancel_after == Some(n) {
@@ -169,6 +179,7 @@ impl Subscriber<Tracked> for Probe {
             }
         } else if self.more > 0 {
             if let Some(s) = &self.subscription {
+                self.seen.lock().requested += self.more;
                 s.request(self.more);
             }
         }
@@ -296,7 +307,11 @@ pub(crate) fn two_inners_race_one_drain() {
     let l = live.clone();
     let t = thread::spawn(move || emit(sa, &[0, 1], &l));
     emit(sb, &[10, 11], &live);
-    let s = seen.lock().subscription.clone().expect("subscribed");
+    let s = {
+        let mut seen = seen.lock();
+        seen.requested += 3;
+        seen.subscription.clone().expect("subscribed")
+    };
     s.request(3);
     drop(s);
     t.join().unwrap();
@@ -345,15 +360,17 @@ impl Inner<Tracked> for Mixed {
 
 /// Rules 1.1, 1.3, each inner's order, no leak. The outer (main thread) sends inner A, which
 /// emits two elements on a thread of the model, then a known iterator of two, then completes;
-/// the subscriber asks for one element at a time (the typed lane reads the demand again after
-/// each). Whether the iterator finds the drain free and A gone (the typed lane) or not (boxed,
-/// served round-robin), all four arrive, each inner's in its order, then one completion.
+/// the subscriber asked for one element, and the main thread asks for three more after the
+/// outer's completion, racing A. Whether the iterator finds the drain free and A gone (the
+/// typed lane: it may send one, then must stop at the demand) or not (boxed, served
+/// round-robin), all four arrive, never past the demand, each inner's in its order, then one
+/// completion.
 pub(crate) fn typed_iterator_races_inner_on_next() {
     let live = Arc::new(AtomicUsize::new(0));
     let outer: Manual<Mixed> = Manual::new();
     let a = Manual::new();
     let p = outer.clone().flat_map(|m: Mixed| m, 2, 2);
-    let (probe, seen, _token) = Probe::new(1, 1, None);
+    let (probe, seen, _token) = Probe::new(1, 0, None);
     p.subscribe(Box::new(probe));
     let mut so = outer.take();
     so.on_next(Mixed::Sub(a.clone()));
@@ -365,6 +382,13 @@ pub(crate) fn typed_iterator_races_inner_on_next() {
         Tracked::new(11, &live),
     ]));
     so.on_complete();
+    let s = {
+        let mut seen = seen.lock();
+        seen.requested += 3;
+        seen.subscription.clone().expect("subscribed")
+    };
+    s.request(3);
+    drop(s);
     t.join().unwrap();
     drop(so);
     let s = finish(&seen);
@@ -408,6 +432,13 @@ crate::loom_rejects!(
     "elements lost before the completion",
     fault rs_impl::loom::Fault::MergeEndBeforeQueue,
     inner_completion_races_outer
+);
+
+crate::loom_rejects!(
+    merge_model_rejects_a_typed_lane_that_reads_the_demand_once,
+    "rule 1.1",
+    fault rs_impl::loom::Fault::MergeTypedReadsDemandOnce,
+    typed_iterator_races_inner_on_next
 );
 
 crate::loom_rejects!(
