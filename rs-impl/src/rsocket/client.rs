@@ -101,9 +101,7 @@ impl Client {
         addr: impl ToSocketAddrs,
         config: ClientConfig,
     ) -> Result<Client, RSocketError> {
-        config
-            .validate()
-            .map_err(|e| RSocketError::Closed(e.to_string()))?;
+        config.validate()?;
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (rd, wr) = stream.into_split();
@@ -125,7 +123,7 @@ impl Client {
         let codec = FrameCodec::new(cc.max_frame, cc.mtu);
         tokio::spawn(writer::run(conn.clone(), wr, codec.clone()));
         let frames = FramedRead::with_capacity(rd, codec, 16 << 10);
-        let reader = tokio::spawn(reader::run(conn.clone(), frames, None));
+        let reader = tokio::spawn(reader::run(conn.clone(), frames, None, None));
         conn.set_reader_task(reader.abort_handle());
         if conn.is_closed() {
             reader.abort();
