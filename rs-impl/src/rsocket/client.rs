@@ -121,9 +121,10 @@ impl Client {
             payload: config.setup_payload.clone(),
         })));
         let codec = FrameCodec::new(cc.max_frame, cc.mtu);
-        tokio::spawn(writer::run(conn.clone(), wr, codec.clone()));
+        let out = writer::Writer::shared(wr, codec.clone(), cc.write_buffer);
+        tokio::spawn(writer::run(conn.clone(), out.clone()));
         let frames = FramedRead::with_capacity(rd, codec, 16 << 10);
-        let reader = tokio::spawn(reader::run(conn.clone(), frames, None, None));
+        let reader = tokio::spawn(reader::run(conn.clone(), frames, None, None, out));
         conn.set_reader_task(reader.abort_handle());
         if conn.is_closed() {
             reader.abort();

@@ -303,7 +303,8 @@ async fn connection(
         conn.grant_lease(grant);
     }
     registry.lock().insert(n, conn.clone());
-    tokio::spawn(writer::run(conn.clone(), wr, codec.clone()));
+    let out = writer::Writer::shared(wr, codec.clone(), cc.write_buffer);
+    tokio::spawn(writer::run(conn.clone(), out.clone()));
     let lifetime =
         std::time::Duration::from_millis(setup.lifetime_ms as u64).min(config.max_lifetime);
     let timer = tokio::spawn(keepalive::run(
@@ -315,7 +316,7 @@ async fn connection(
         },
     ));
     let lanes = (config.lanes > 1).then_some((config.lanes, config.lane_capacity));
-    let reader = tokio::spawn(reader::run(conn.clone(), frames, Some(router), lanes));
+    let reader = tokio::spawn(reader::run(conn.clone(), frames, Some(router), lanes, out));
     conn.set_reader_task(reader.abort_handle());
     if conn.is_closed() {
         reader.abort();

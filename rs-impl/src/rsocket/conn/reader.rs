@@ -23,6 +23,7 @@ use tokio_util::codec::FramedRead;
 use super::Conn;
 use crate::loom::sync::Arc;
 use crate::rsocket::codec::{CodecError, FrameCodec};
+use crate::rsocket::conn::writer::{self, Flushed, SharedWriter};
 use crate::rsocket::dispatch::{Dispatch, Stop};
 use crate::rsocket::error::{ErrorCode, RSocketError};
 use crate::rsocket::frame::{Frame, FrameError};
@@ -300,12 +301,15 @@ fn whole_frame_buffered(buf: &BytesMut) -> bool {
     }
 }
 
-/// Runs the reader until the connection closes.
+/// Runs the reader until the connection closes. After the frames of each read, what they
+/// queued is written on this task if the writer task is idle
+/// ([`flush_inline`](writer::flush_inline)).
 pub(crate) async fn run(
     conn: Arc<Conn>,
     mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
     router: Option<std::sync::Arc<Router>>,
     lanes: Option<(usize, usize)>,
+    out: SharedWriter,
 ) {
     let mut reader = Reader::new(conn.clone(), router, lanes);
     let (mut frames_in, mut corked) = (0u64, false);
@@ -351,6 +355,11 @@ pub(crate) async fn run(
             return;
         }
         if !whole_frame_buffered(frames.read_buffer()) {
+            // The answers to this read go out now, on this task, unless the writer task is
+            // busy (it takes them) or the socket is full (it is woken for the rest).
+            if writer::flush_inline(&conn, &out) == Flushed::Rest {
+                conn.outbox.kick();
+            }
             conn.outbox.uncork();
             corked = false;
         }
