@@ -9,7 +9,9 @@
 use std::time::Instant;
 
 use rs_benches::scenario::sum_below;
-use rs_benches::scenarios::rsocket::{rsocket_ping_pong, rsocket_request_stream, tcp_echo};
+use rs_benches::scenarios::rsocket::{
+    rsocket_ping_pong, rsocket_ping_pong_lanes2, rsocket_request_stream, tcp_echo,
+};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -24,14 +26,20 @@ fn main() {
             given
         }
     };
-    println!("| clients | rsocket msgs/s | tcp echo msgs/s | ratio |");
-    println!("|---:|---:|---:|---:|");
+    println!(
+        "| clients | rsocket msgs/s | tcp echo msgs/s | ratio | rsocket lanes = 2 msgs/s | ratio |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
     for c in clients {
         let n = per_client * c;
-        let mut rates = [0.0f64; 2];
-        for (i, run) in [rsocket_ping_pong as fn(u64, u64) -> u64, tcp_echo]
-            .into_iter()
-            .enumerate()
+        let mut rates = [0.0f64; 3];
+        for (i, run) in [
+            rsocket_ping_pong as fn(u64, u64) -> u64,
+            tcp_echo,
+            rsocket_ping_pong_lanes2,
+        ]
+        .into_iter()
+        .enumerate()
         {
             let start = Instant::now();
             let sum = run(c, n);
@@ -40,10 +48,12 @@ fn main() {
             rates[i] = n as f64 / secs;
         }
         println!(
-            "| {c} | {:.0} | {:.0} | {:.2} |",
+            "| {c} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} |",
             rates[0],
             rates[1],
-            rates[0] / rates[1]
+            rates[0] / rates[1],
+            rates[2],
+            rates[2] / rates[1]
         );
     }
     let n = 1_000_000;

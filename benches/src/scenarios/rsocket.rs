@@ -7,7 +7,11 @@
 //!   server echoes it, the client adds it to the checksum. Parameter: clients. Peer, the
 //!   ceiling: a raw tokio TCP echo of 24-bit length-prefixed 8-byte messages with the same
 //!   window (50 in flight per connection), batched reads and writes on both sides, no
-//!   protocol. Messages per second = round trips per second.
+//!   protocol. Messages per second = round trips per second. Ours runs against two servers:
+//!   the default (`lanes = 1`: every frame handled on the connection's reader task) and one
+//!   with two inbound lanes per connection (`lanes = 2`: request frames keyed by route onto
+//!   the keyed-lanes operator; every client uses the one route `ping`, so one lane serves
+//!   each connection and the row shows what the lane machinery costs).
 //! * `request-stream` — one request_stream of `n` small payloads (8 bytes of data, no
 //!   metadata) from the server to a `for_each` subscriber with request strategy k. The
 //!   payloads are views of a static table, so that the counting allocator sees only what the
@@ -61,6 +65,8 @@ fn table_payload(i: u64) -> Payload {
 struct Env {
     rt: tokio::runtime::Runtime,
     server: ServerHandle,
+    /// The same router with two inbound lanes per connection.
+    laned: ServerHandle,
     echo: std::net::SocketAddr,
 }
 
@@ -73,25 +79,50 @@ fn env() -> &'static Env {
             .enable_all()
             .build()
             .expect("a tokio runtime");
-        let router = Router::new()
-            .request_response("ping", |p: Payload| async move { Ok(p) })
-            .request_stream("nums", |req: Payload| {
-                let n = req.data.clone().get_u64_le();
-                source::from_iter((0..n).map(table_payload))
-            });
+        let router = || {
+            Router::new()
+                .request_response("ping", |p: Payload| async move { Ok(p) })
+                .request_stream("nums", |req: Payload| {
+                    let n = req.data.clone().get_u64_le();
+                    source::from_iter((0..n).map(table_payload))
+                })
+        };
         let server = rt
-            .block_on(Server::bind("127.0.0.1:0", router, ServerConfig::default()))
+            .block_on(Server::bind(
+                "127.0.0.1:0",
+                router(),
+                ServerConfig::default(),
+            ))
             .expect("bind");
         let server = rt.block_on(async { server.spawn() });
+        let mut two = ServerConfig::default();
+        two.lanes = 2;
+        let laned = rt
+            .block_on(Server::bind("127.0.0.1:0", router(), two))
+            .expect("bind");
+        let laned = rt.block_on(async { laned.spawn() });
         let echo = rt.block_on(echo_server());
-        Env { rt, server, echo }
+        Env {
+            rt,
+            server,
+            laned,
+            echo,
+        }
     })
 }
 
 /// Ours: `clients` connections, 50 request_responses in flight each, `n` round trips in all.
 pub fn rsocket_ping_pong(clients: u64, n: u64) -> u64 {
+    ping_pong(env().server.local_addr(), clients, n)
+}
+
+/// Ours against the server with two inbound lanes per connection.
+pub fn rsocket_ping_pong_lanes2(clients: u64, n: u64) -> u64 {
+    ping_pong(env().laned.local_addr(), clients, n)
+}
+
+fn ping_pong(addr: std::net::SocketAddr, clients: u64, n: u64) -> u64 {
     let env = env();
-    let addr = env.server.local_addr();
     let clients = clients.max(1);
     env.rt.block_on(async move {
         let tasks: Vec<_> = (0..clients)
@@ -274,6 +305,14 @@ pub fn ping_pong_scenario() -> Scenario {
                 per_param: true,
                 what: "our RSocket client and server: each client its own connection, 50 request_responses in flight (FuturesUnordered), 8-byte payloads echoed",
                 run: rsocket_ping_pong,
+                lossy: false,
+            },
+            Implementation {
+                name: "rs-impl rsocket request_response, lanes = 2",
+                ours: true,
+                per_param: true,
+                what: "the same against a server with two inbound lanes per connection (ServerConfig::lanes = 2): request frames keyed by route onto the keyed-lanes operator",
+                run: rsocket_ping_pong_lanes2,
                 lossy: false,
             },
             Implementation {

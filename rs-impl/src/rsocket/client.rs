@@ -101,9 +101,7 @@ impl Client {
         addr: impl ToSocketAddrs,
         config: ClientConfig,
     ) -> Result<Client, RSocketError> {
-        config
-            .validate()
-            .map_err(|e| RSocketError::Closed(e.to_string()))?;
+        config.validate()?;
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (rd, wr) = stream.into_split();
@@ -123,9 +121,10 @@ impl Client {
             payload: config.setup_payload.clone(),
         })));
         let codec = FrameCodec::new(cc.max_frame, cc.mtu);
-        tokio::spawn(writer::run(conn.clone(), wr, codec.clone()));
+        let out = writer::Writer::shared(wr, codec.clone(), cc.write_buffer);
+        tokio::spawn(writer::run(conn.clone(), out.clone()));
         let frames = FramedRead::with_capacity(rd, codec, 16 << 10);
-        let reader = tokio::spawn(reader::run(conn.clone(), frames, None));
+        let reader = tokio::spawn(reader::run(conn.clone(), frames, None, None, out));
         conn.set_reader_task(reader.abort_handle());
         if conn.is_closed() {
             reader.abort();

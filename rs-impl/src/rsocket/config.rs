@@ -70,16 +70,43 @@ impl Default for ConnectionConfig {
     }
 }
 
-/// A configuration value out of its range.
+/// A configuration value out of its range: which field, and why.
+///
+/// # Examples
+///
+/// ```
+/// let mut c = rs_impl::rsocket::ServerConfig::default();
+/// c.lanes = 0;
+/// let e = c.validate().unwrap_err();
+/// assert_eq!(e.field(), "lanes");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid RSocket configuration: {0}")]
-pub struct ConfigError(String);
+#[error("invalid RSocket configuration: {message}")]
+pub struct ConfigError {
+    field: &'static str,
+    message: String,
+}
 
-fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), ConfigError> {
+impl ConfigError {
+    /// The field out of range, as it is named in its struct (`"lanes"`, `"mtu"`,
+    /// `"lease.ttl"`, ...).
+    ///
+    /// # Examples
+    ///
+    /// See [`ConfigError`].
+    pub fn field(&self) -> &'static str {
+        self.field
+    }
+}
+
+fn check(ok: bool, field: &'static str, what: impl FnOnce() -> String) -> Result<(), ConfigError> {
     if ok {
         Ok(())
     } else {
-        Err(ConfigError(what()))
+        Err(ConfigError {
+            field,
+            message: what(),
+        })
     }
 }
 
@@ -90,27 +117,43 @@ impl ConnectionConfig {
     ///
     /// The first field out of range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check((MIN_MTU..=MAX_FRAME_LEN).contains(&self.mtu), || {
+        check((MIN_MTU..=MAX_FRAME_LEN).contains(&self.mtu), "mtu", || {
             format!("mtu {} is outside {MIN_MTU}..={MAX_FRAME_LEN}", self.mtu)
         })?;
-        check((MIN_MTU..=MAX_FRAME_LEN).contains(&self.max_frame), || {
-            format!(
-                "max_frame {} is outside {MIN_MTU}..={MAX_FRAME_LEN}",
-                self.max_frame
-            )
+        check(
+            (MIN_MTU..=MAX_FRAME_LEN).contains(&self.max_frame),
+            "max_frame",
+            || {
+                format!(
+                    "max_frame {} is outside {MIN_MTU}..={MAX_FRAME_LEN}",
+                    self.max_frame
+                )
+            },
+        )?;
+        check(self.max_payload > 0, "max_payload", || {
+            "max_payload is 0".into()
         })?;
-        check(self.max_payload > 0, || "max_payload is 0".into())?;
-        check(self.stream_window > 0, || "stream_window is 0".into())?;
-        check(self.inbound_buffer > 0, || "inbound_buffer is 0".into())?;
-        check(self.max_streams > 0, || "max_streams is 0".into())?;
-        check(self.control_queue > 0, || "control_queue is 0".into())?;
-        check(self.write_buffer > 0, || "write_buffer is 0".into())
+        check(self.stream_window > 0, "stream_window", || {
+            "stream_window is 0".into()
+        })?;
+        check(self.inbound_buffer > 0, "inbound_buffer", || {
+            "inbound_buffer is 0".into()
+        })?;
+        check(self.max_streams > 0, "max_streams", || {
+            "max_streams is 0".into()
+        })?;
+        check(self.control_queue > 0, "control_queue", || {
+            "control_queue is 0".into()
+        })?;
+        check(self.write_buffer > 0, "write_buffer", || {
+            "write_buffer is 0".into()
+        })
     }
 }
 
-fn millis(d: Duration, what: &str) -> Result<u32, ConfigError> {
+fn millis(d: Duration, what: &'static str) -> Result<u32, ConfigError> {
     let ms = d.as_millis();
-    check(ms > 0 && ms <= MAX_U31 as u128, || {
+    check(ms > 0 && ms <= MAX_U31 as u128, what, || {
         format!("{what} of {d:?} is outside 1 ms ..= 2^31-1 ms")
     })?;
     Ok(ms as u32)
@@ -178,7 +221,7 @@ impl ClientConfig {
             ("metadata_mime", &self.metadata_mime),
             ("data_mime", &self.data_mime),
         ] {
-            check(mime.len() <= 255, || {
+            check(mime.len() <= 255, what, || {
                 format!("{what} is longer than 255 bytes")
             })?;
         }
@@ -231,6 +274,10 @@ impl Default for LeaseGrant {
 /// c.connection.stream_window = 16;
 /// assert_eq!(c.lanes, 1);
 /// assert!(c.validate().is_ok());
+/// c.lanes = 4; // four inbound lanes per connection, keyed by route
+/// assert!(c.validate().is_ok());
+/// c.lanes = 0;
+/// assert_eq!(c.validate().unwrap_err().field(), "lanes");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -243,10 +290,19 @@ pub struct ServerConfig {
     /// the connection closes after `min(SETUP max lifetime, max_lifetime)` without a frame.
     /// Default 90 s.
     pub max_lifetime: Duration,
-    /// Inbound lanes per connection (the number of lanes request frames are dispatched
-    /// across). Only 1 is supported for now: the default, which adds no stage.
+    /// Inbound lanes per connection: the peer's request frames, and the frames that follow
+    /// on their streams, are handled on `lanes` lanes keyed by a stable hash of the request's
+    /// route (the module documentation, "Inbound lanes"). Default 1: every frame is handled
+    /// on the connection's reader task, and no lane is built. At least 1.
     pub lanes: usize,
+    /// With `lanes > 1`, the frames each lane's queue holds (rounded up to a power of two,
+    /// at least 2). When a lane's queue is full, the connection stops reading the socket at
+    /// the next frame for a lane. Default [`DEFAULT_INBOUND_LANE_CAPACITY`]. At least 1.
+    pub lane_capacity: usize,
 }
+
+/// [`ServerConfig::lane_capacity`]'s default, in frames.
+pub const DEFAULT_INBOUND_LANE_CAPACITY: usize = 256;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -255,6 +311,7 @@ impl Default for ServerConfig {
             lease: LeaseGrant::default(),
             max_lifetime: Duration::from_secs(90),
             lanes: 1,
+            lane_capacity: DEFAULT_INBOUND_LANE_CAPACITY,
         }
     }
 }
@@ -264,16 +321,20 @@ impl ServerConfig {
     ///
     /// # Errors
     ///
-    /// The first field out of range (`lanes` other than 1 is not supported yet).
+    /// The first field out of range ([`ConfigError::field`] names it).
     pub fn validate(&self) -> Result<(), ConfigError> {
         millis(self.lease.ttl, "lease.ttl")?;
         check(
             self.lease.requests > 0 && self.lease.requests <= MAX_U31,
+            "lease.requests",
             || "lease.requests is outside 1..=2^31-1".into(),
         )?;
         millis(self.max_lifetime, "max_lifetime")?;
-        check(self.lanes == 1, || {
-            format!("lanes = {}: only one inbound lane is supported", self.lanes)
+        check(self.lanes > 0, "lanes", || {
+            "lanes is 0: a connection needs at least one inbound lane".into()
+        })?;
+        check(self.lane_capacity > 0, "lane_capacity", || {
+            "lane_capacity is 0: a lane must hold at least one frame".into()
         })?;
         self.connection.validate()
     }

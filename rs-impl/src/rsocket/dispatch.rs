@@ -2,14 +2,17 @@
 //! handed to a handler and PAYLOAD, REQUEST_N, CANCEL and stream ERROR frames to the stream
 //! they belong to.
 //!
-//! **Lanes.** This is where a server connection's inbound lanes go (seed 004: Artery's
-//! inbound lanes, a connection's inbound stream fanned across lanes keyed by the
-//! recipient): a keyed-lanes stage between the reader and these handlers, keyed by a stable
-//! hash of the request's route, with each stream's later frames (PAYLOAD, REQUEST_N,
-//! CANCEL, ERROR) following their stream's lane by stream id; control frames (SETUP,
-//! KEEPALIVE, LEASE, METADATA_PUSH, ERROR on stream 0) never reach this module. With one
-//! lane, the default and for now the only setting ([`ServerConfig::lanes`]), frames are
-//! handled inline on the reader task: no stage, no queue.
+//! **Lanes.** One `Dispatch` handles the frames of one lane. With one lane, the default
+//! ([`ServerConfig::lanes`]), the reader task calls it inline: no stage, no queue. With more,
+//! a server connection's inbound lanes ([`lanes`](super::lanes)) put one `Dispatch` at the
+//! end of each lane, keyed by the hash of the request's route, and each stream's later
+//! frames (PAYLOAD, REQUEST_N, CANCEL, ERROR) follow their stream's lane; control frames
+//! (SETUP, KEEPALIVE, LEASE, METADATA_PUSH, ERROR on stream 0) never reach this module.
+//!
+//! **Waiting.** [`Dispatch::poll_frame`] handles one frame, or returns `Pending` with the
+//! frame kept: before a request while the writer's queue is at `control_queue`, and before
+//! a PAYLOAD while its stream's `inbound_buffer` is full. Whoever calls it (the reader, a
+//! lane) stops taking frames meanwhile.
 //!
 //! **Protocol checks.** A frame for a stream id that neither side has opened yet
 //! (REQUEST_N, CANCEL, PAYLOAD, ERROR) is a `CONNECTION_ERROR`; one for a stream that has
@@ -20,7 +23,7 @@
 //! [`ServerConfig::lanes`]: super::ServerConfig::lanes
 
 use std::panic::AssertUnwindSafe;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use futures::FutureExt;
@@ -45,11 +48,31 @@ pub(crate) struct Stop;
 pub(crate) struct Dispatch {
     conn: Arc<Conn>,
     router: Option<std::sync::Arc<Router>>,
+    /// One of several lanes: the reader accepted each request (and recorded its lane key)
+    /// before it got here, and the key is settled once the request is handled.
+    laned: bool,
 }
 
 impl Dispatch {
     pub(crate) fn new(conn: Arc<Conn>, router: Option<std::sync::Arc<Router>>) -> Self {
-        Dispatch { conn, router }
+        Dispatch {
+            conn,
+            router,
+            laned: false,
+        }
+    }
+
+    /// The dispatch at the end of one of several lanes.
+    pub(crate) fn lane(conn: Arc<Conn>, router: Option<std::sync::Arc<Router>>) -> Self {
+        Dispatch {
+            conn,
+            router,
+            laned: true,
+        }
+    }
+
+    pub(crate) fn conn(&self) -> &Arc<Conn> {
+        &self.conn
     }
 
     pub(crate) fn metadata_push(&self, metadata: Bytes) {
@@ -129,12 +152,63 @@ impl Dispatch {
         }
     }
 
-    /// Hands one stream frame to its stream (or its request to its handler).
-    pub(crate) async fn frame(&self, frame: Frame) -> Result<(), Stop> {
+    /// Hands the stream frame in `slot` to its stream (or its request to its handler) and
+    /// empties `slot`; `Pending` (the frame kept in `slot`, the waker registered) while the
+    /// writer's queue is at `control_queue` before a request, or the stream's
+    /// `inbound_buffer` is full before a PAYLOAD.
+    pub(crate) fn poll_frame(
+        &self,
+        cx: &mut Context<'_>,
+        slot: &mut Option<Frame>,
+    ) -> Poll<Result<(), Stop>> {
+        match slot {
+            Some(
+                Frame::RequestStream { .. }
+                | Frame::RequestChannel { .. }
+                | Frame::RequestResponse { .. }
+                | Frame::RequestFnf { .. },
+            ) => {
+                ready!(self
+                    .conn
+                    .outbox
+                    .poll_below(cx, self.conn.config.control_queue));
+            }
+            Some(Frame::Payload {
+                id,
+                complete,
+                next,
+                payload,
+                ..
+            }) if *id != 0 => {
+                if let Some(inbound) = self.conn.table.inbound(*id) {
+                    if *next {
+                        let mut p = Some(std::mem::take(payload));
+                        if inbound.poll_next(cx, &mut p).is_pending() {
+                            *payload = p.expect("a waiting payload stays");
+                            return Poll::Pending;
+                        }
+                    }
+                    if *complete {
+                        inbound.complete();
+                    }
+                    *slot = None;
+                    return Poll::Ready(Ok(()));
+                }
+            }
+            _ => {}
+        }
+        match slot.take() {
+            Some(frame) => Poll::Ready(self.frame(frame)),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    /// Handles one stream frame that needs no waiting (see [`Dispatch::poll_frame`]).
+    fn frame(&self, frame: Frame) -> Result<(), Stop> {
         match frame {
             Frame::RequestStream { id, n, payload, .. } => {
-                self.conn.room().await;
                 self.request_stream(id, n, payload);
+                self.settle(id);
             }
             Frame::RequestChannel {
                 id,
@@ -143,15 +217,14 @@ impl Dispatch {
                 payload,
                 ..
             } => {
-                self.conn.room().await;
                 self.request_channel(id, n, complete, payload);
+                self.settle(id);
             }
             Frame::RequestResponse { id, payload, .. } => {
-                self.conn.room().await;
                 self.request_response(id, payload);
+                self.settle(id);
             }
             Frame::RequestFnf { id, payload, .. } => {
-                self.conn.room().await;
                 if self.conn.table.open_remote(id, Slot::default()).is_ok() {
                     if let Some(router) = self.admit(id, false) {
                         let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -159,6 +232,7 @@ impl Dispatch {
                         }));
                     }
                 }
+                self.settle(id);
             }
             Frame::RequestN { id, n } => match self.conn.table.outbound(id) {
                 Some(pump) => pump.grant(n),
@@ -171,16 +245,12 @@ impl Dispatch {
                 self.cancel(id)?;
             }
             Frame::Payload {
-                id,
-                complete,
-                next,
-                payload,
-                ..
+                id, next, payload, ..
             } => {
                 if id == 0 {
                     return Ok(()); // "a PAYLOAD on stream 0 MUST be ignored"
                 }
-                return self.payload(id, complete, next, payload).await;
+                return self.payload(id, next, payload);
             }
             Frame::Error { id, code, data } => {
                 let message = String::from_utf8_lossy(&data).into_owned();
@@ -192,6 +262,14 @@ impl Dispatch {
             _ => {}
         }
         Ok(())
+    }
+
+    /// A lane handled the request of `id`: its lane key leaves unless its stream is open.
+    #[inline]
+    fn settle(&self, id: u32) {
+        if self.laned {
+            self.conn.table.settle(id);
+        }
     }
 
     fn request_stream(&self, id: u32, n: u32, payload: Payload) {
@@ -338,23 +416,9 @@ impl Dispatch {
         (id % 2 == 1) == (self.conn.role == super::table::Role::Client)
     }
 
-    async fn payload(
-        &self,
-        id: u32,
-        complete: bool,
-        next: bool,
-        payload: Payload,
-    ) -> Result<(), Stop> {
-        if let Some(inbound) = self.conn.table.inbound(id) {
-            if next {
-                let mut p = Some(payload);
-                futures::future::poll_fn(|cx| inbound.poll_next(cx, &mut p)).await;
-            }
-            if complete {
-                inbound.complete();
-            }
-            return Ok(());
-        }
+    /// A PAYLOAD for a stream without an inbound half (those wait in
+    /// [`Dispatch::poll_frame`]): a request_response's answer, or a frame to ignore or refuse.
+    fn payload(&self, id: u32, next: bool, payload: Payload) -> Result<(), Stop> {
         if self.is_local(id) {
             if let Some(response) = self.conn.table.take_response(id) {
                 // "If a PAYLOAD for a REQUEST_RESPONSE is received that does not have a

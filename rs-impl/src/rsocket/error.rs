@@ -180,6 +180,10 @@ pub enum RSocketError {
     /// concurrent streams (the request was not sent).
     #[error("too many concurrent streams on this connection (the limit is {0})")]
     TooManyStreams(usize),
+    /// A configuration out of range: [`Server::bind`](super::Server::bind) and
+    /// [`Client::connect`](super::Client::connect) refuse it before touching the network.
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
     /// A payload exceeds a configured limit (the request was not sent / the stream failed).
     #[error("a payload of {size} bytes exceeds the limit of {limit} bytes")]
     TooLarge {

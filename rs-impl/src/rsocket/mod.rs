@@ -47,9 +47,28 @@
 //! | one frame read | `max_frame` bytes (the decoder refuses a longer length prefix before reading it) |
 //! | one reassembled payload | `max_payload` bytes; fragmented payloads at once: `max_streams` |
 //! | streams | `max_streams` per direction |
+//! | frames for inbound lanes (a server with `lanes > 1`) | one waiting in the reader + [`LANE_INPUT_BUFFER`] + per lane `lane_capacity` ([`ServerConfig::lane_capacity`]) + [`LANE_CREDIT`] |
 //!
 //! A peer that stops reading therefore stops the writer, then the served publishers (no more
 //! requests), then the reader (its requests wait): TCP holds the rest.
+//!
+//! **Inbound lanes (seed 004).** A server handles each connection's frames on the
+//! connection's reader task by default ([`ServerConfig::lanes`] = 1: nothing else is built).
+//! With `lanes` = n > 1 the peer's requests (REQUEST_STREAM, REQUEST_CHANNEL,
+//! REQUEST_RESPONSE, REQUEST_FNF) and the frames that follow on their streams (REQUEST_N,
+//! CANCEL, PAYLOAD, ERROR) are dispatched across n lanes by the keyed-lanes operator
+//! ([`Flow::subscribe_lanes`](crate::flow::Flow::subscribe_lanes)), keyed by a stable hash
+//! of the request's route: lane [`lane_of`](crate::lanes::lane_of)`(murmur2(route), n)`,
+//! the route `""` for a request without one. A stream's frames follow the lane of its
+//! route, so each stream's frames and each route's requests are handled in wire order;
+//! different lanes run in parallel on the tokio runtime, and have no order between them.
+//! Control frames (SETUP, KEEPALIVE, LEASE, METADATA_PUSH, ERROR on stream 0) never enter a
+//! lane: the reader answers them even while a lane is full or its handler is stalled. A
+//! full lane stops the reader at the next frame for a lane, so the socket is not read (one
+//! frame waits in the reader; the table above adds up the rest), and holds back the frames
+//! of every lane behind it (head-of-line blocking, as in Pekko's partition hub). The stream
+//! id checks (parity, growth, a frame for an id never opened) stay in wire order, in the
+//! reader. [`ConnectionStats::lanes`] says how many lanes a connection built.
 //!
 //! **On termination.** A stream leaves the connection's stream table when its last half
 //! ends; a late frame for it is ignored. The connection's end (the peer's ERROR on stream 0,
@@ -97,14 +116,16 @@
 //! | `inbound.rs` | PAYLOADs to a local subscriber; its requests and cancel to the wire |
 //! | `pump.rs` | a local publisher's elements to the wire, against the peer's credit |
 //! | `response.rs` | request_response on both sides |
-//! | `dispatch.rs` | the peer's stream frames to their streams: the place for inbound lanes |
+//! | `dispatch.rs` | the peer's stream frames to their streams (one lane's handling) |
+//! | `lanes.rs` | a server connection's inbound lanes: stream frames keyed by route onto the keyed-lanes operator |
 //! | `conn/` | the connection: shared state and close; reader, writer, keepalive tasks |
 //! | `router.rs` | the server's handlers by route |
 //! | `client.rs`, `server.rs` | the public entry points |
 //!
 //! # Examples
 //!
-//! A server serving a stream, and a client consuming it two elements at a time:
+//! A server serving a stream, and a client consuming it two elements at a time (with four
+//! inbound lanes per connection, the server would take `config.lanes = 4`):
 //!
 //! ```
 //! use rs_api::Publisher;
@@ -137,6 +158,7 @@ mod dispatch;
 mod error;
 mod frame;
 mod inbound;
+mod lanes;
 pub mod metadata;
 #[cfg(rs_loom)]
 #[doc(hidden)]
@@ -151,8 +173,12 @@ mod server;
 mod table;
 
 pub use client::{Client, RemoteStream};
-pub use config::{ClientConfig, ConfigError, ConnectionConfig, LeaseGrant, ServerConfig};
+pub use config::{
+    ClientConfig, ConfigError, ConnectionConfig, LeaseGrant, ServerConfig,
+    DEFAULT_INBOUND_LANE_CAPACITY,
+};
 pub use error::{ErrorCode, RSocketError};
+pub use lanes::{LANE_CREDIT, LANE_INPUT_BUFFER};
 pub use metadata::Route;
 pub use payload::Payload;
 pub use response::Response;

@@ -15,7 +15,9 @@
 //!   sends without reading is held back by TCP.
 //!
 //! The writer takes everything queued in one swap (no allocation once both queues have
-//! grown to their working size), so a burst costs one lock for the writer.
+//! grown to their working size), so a burst costs one lock for the writer. It takes under
+//! the writer's own lock ([`Writer`](super::conn::writer::Writer)), which the writer task
+//! and the reader's inline flush share, so items go to the socket in the order queued.
 //!
 
 use std::collections::VecDeque;
@@ -67,6 +69,8 @@ struct State {
     /// Set while the reader handles frames already read: pushes do not wake the writer
     /// until [`Outbox::uncork`], so that the answers to one read go out in one write.
     corked: bool,
+    /// The writer task must run although nothing is queued: an inline flush left bytes.
+    kicked: bool,
 }
 
 /// The outbound queue of one connection.
@@ -86,6 +90,7 @@ impl Outbox {
                 last: None,
                 high: 0,
                 corked: false,
+                kicked: false,
             }),
         }
     }
@@ -162,50 +167,71 @@ impl Outbox {
         }
     }
 
-    /// The writer's take: swaps everything queued into `batch` (which must be empty).
-    /// `Ready(Some(last))` once closed (with the last frame, if any, the first time).
-    pub(crate) fn poll_take(
-        &self,
-        cx: &mut Context<'_>,
-        batch: &mut VecDeque<Out>,
-    ) -> Poll<Option<Option<Frame>>> {
+    /// The writer task's wait: `Ready(None)` once items wait (or an inline flush left
+    /// bytes: [`Outbox::kick`]), `Ready(Some(last))` once closed (with the last frame, if
+    /// any, the first time); otherwise parks the writer.
+    pub(crate) fn poll_wait(&self, cx: &mut Context<'_>) -> Poll<Option<Option<Frame>>> {
         let mut s = self.state.lock();
         if s.closed {
             let last = s.last.take();
             s.items.clear();
             return Poll::Ready(Some(last));
         }
-        if s.items.is_empty() {
+        if s.items.is_empty() && !s.kicked {
             s.writer = Some(cx.waker().clone());
             return Poll::Pending;
         }
-        std::mem::swap(&mut s.items, batch);
-        let r = s.reader.take();
-        drop(s);
-        if let Some(r) = r {
-            r.wake();
-        }
+        s.kicked = false;
         Poll::Ready(None)
     }
 
-    /// Appends whatever was queued since the last take to `batch` (ready at once).
-    pub(crate) fn poll_take_more(
-        &self,
-        _cx: &mut Context<'_>,
-        batch: &mut VecDeque<Out>,
-    ) -> Poll<()> {
+    /// Takes everything queued into `batch` (swapped when `batch` is empty, appended
+    /// otherwise) and wakes a reader waiting for room. `false` once closed.
+    pub(crate) fn take_now(&self, batch: &mut VecDeque<Out>) -> bool {
         let mut s = self.state.lock();
         if s.closed {
-            return Poll::Ready(());
+            return false;
         }
-        batch.extend(s.items.drain(..));
-        // The reader may wait for the queue to shrink: it just did.
+        if batch.is_empty() {
+            std::mem::swap(&mut s.items, batch);
+        } else {
+            batch.extend(s.items.drain(..));
+        }
         let r = s.reader.take();
         drop(s);
         if let Some(r) = r {
             r.wake();
         }
-        Poll::Ready(())
+        true
+    }
+
+    /// Wakes the writer task although nothing may be queued (an inline flush left bytes
+    /// the socket did not take).
+    pub(crate) fn kick(&self) {
+        let mut s = self.state.lock();
+        s.kicked = true;
+        let w = s.writer.take();
+        drop(s);
+        if let Some(w) = w {
+            w.wake();
+        }
+    }
+
+    /// The loom model's take: [`poll_wait`](Self::poll_wait), then
+    /// [`take_now`](Self::take_now).
+    #[cfg(rs_loom)]
+    pub(crate) fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        batch: &mut VecDeque<Out>,
+    ) -> Poll<Option<Option<Frame>>> {
+        match self.poll_wait(cx) {
+            Poll::Ready(None) => {
+                self.take_now(batch);
+                Poll::Ready(None)
+            }
+            other => other,
+        }
     }
 
     /// For the writer while a socket write is pending: ready once closed.

@@ -38,8 +38,10 @@ struct Handlers {
 
 /// The handlers a server serves, by route.
 ///
-/// Each handler runs on the connection's reader task when its request arrives: it should
-/// return promptly (build the publisher or the future, and let them do the work).
+/// Each handler runs when its request arrives, on the connection's reader task (or, with
+/// inbound lanes, on its route's lane: [`ServerConfig::lanes`](super::ServerConfig::lanes)):
+/// it should return promptly (build the publisher or the future, and let them do the work).
+/// A handler that stalls stalls every request behind it on its reader or lane.
 ///
 /// * `request_stream(route, f)`: `f(request)` returns the publisher of the stream. It is
 ///   subscribed at once and asked only for what the requester's REQUEST_N frames allow,

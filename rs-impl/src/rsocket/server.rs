@@ -73,9 +73,7 @@ impl Server {
         router: Router,
         config: ServerConfig,
     ) -> Result<Server, RSocketError> {
-        config
-            .validate()
-            .map_err(|e| RSocketError::Closed(e.to_string()))?;
+        config.validate()?;
         let listener = TcpListener::bind(addr).await?;
         Ok(Server {
             listener,
@@ -158,6 +156,14 @@ pub struct ConnectionStats {
     pub queued: usize,
     /// The most items that ever waited for the writer at once.
     pub queued_max: usize,
+    /// Frames read from the socket so far.
+    pub frames_in: u64,
+    /// Inbound lanes built for this connection: 0 with [`ServerConfig::lanes`] = 1 (frames
+    /// are handled on the reader task, nothing is built), `lanes` otherwise.
+    pub lanes: usize,
+    /// Frames waiting in the fullest inbound lane now (its ring; 0 without lanes). At most
+    /// the lane's capacity ([`ServerConfig::lane_capacity`] rounded up to a power of two).
+    pub lane_depth: usize,
 }
 
 impl ServerHandle {
@@ -180,6 +186,9 @@ impl ServerHandle {
                 streams: c.table.len(),
                 queued: c.outbox.len(),
                 queued_max: c.outbox.high_water(),
+                frames_in: c.frames_in(),
+                lanes: c.lanes(),
+                lane_depth: c.lane_depth(),
             })
             .collect()
     }
@@ -294,7 +303,8 @@ async fn connection(
         conn.grant_lease(grant);
     }
     registry.lock().insert(n, conn.clone());
-    tokio::spawn(writer::run(conn.clone(), wr, codec.clone()));
+    let out = writer::Writer::shared(wr, codec.clone(), cc.write_buffer);
+    tokio::spawn(writer::run(conn.clone(), out.clone()));
     let lifetime =
         std::time::Duration::from_millis(setup.lifetime_ms as u64).min(config.max_lifetime);
     let timer = tokio::spawn(keepalive::run(
@@ -305,7 +315,8 @@ async fn connection(
             lease,
         },
     ));
-    let reader = tokio::spawn(reader::run(conn.clone(), frames, Some(router)));
+    let lanes = (config.lanes > 1).then_some((config.lanes, config.lane_capacity));
+    let reader = tokio::spawn(reader::run(conn.clone(), frames, Some(router), lanes, out));
     conn.set_reader_task(reader.abort_handle());
     if conn.is_closed() {
         reader.abort();

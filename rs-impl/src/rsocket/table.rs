@@ -17,6 +17,13 @@
 //!   either lands before it (and is ended with the others) or fails; no stream is left
 //!   without its terminal signal (loom model `rsocket::open_while_closing`).
 //! * Streams are counted per direction against `max_streams`.
+//! * **Inbound lanes** (a server with `lanes > 1`): the reader accepts each of the peer's
+//!   requests in wire order ([`StreamTable::accept_remote`]: parity, growth, and the hash of
+//!   the request's route, its *lane key*), before a lane opens it; frames that follow on the
+//!   stream find their lane through [`StreamTable::lane`]. The key stays while the request
+//!   waits in its lane and while its stream is in the table: it leaves with the slot, or
+//!   when the lane has handled a request that left no slot ([`StreamTable::settle`]). With
+//!   one lane the keys are never used.
 
 use std::collections::HashMap;
 
@@ -96,6 +103,10 @@ struct Inner {
     local: usize,
     /// Streams the peer opened that are in the table.
     remote: usize,
+    /// The lane key (the hash of the route) of each of the peer's requests accepted by the
+    /// reader for a lane and not yet settled, or whose stream is in the table (inbound
+    /// lanes only: empty with one lane).
+    keys: IdMap<u32>,
 }
 
 /// Why the peer's request was not accepted.
@@ -129,6 +140,7 @@ impl StreamTable {
                 last_peer_id: 0,
                 local: 0,
                 remote: 0,
+                keys: IdMap::default(),
             }),
         }
     }
@@ -179,15 +191,21 @@ impl StreamTable {
     /// Accepts the peer's request on `id`: checks parity, growth and the stream limit, and
     /// puts `slot` in the table (an empty slot records only the id: fire-and-forget, or a
     /// request answered at once).
+    ///
+    /// A request the reader accepted for a lane ([`accept_remote`](Self::accept_remote)) was
+    /// checked there, in wire order: it is not checked again (lanes open requests out of
+    /// wire order across lanes).
     pub(crate) fn open_remote(&self, id: u32, slot: Slot) -> Result<(), Refused> {
         let mut t = self.inner.lock();
         if t.closed.is_some() {
             return Err(Refused::Closed);
         }
-        if id == 0 || self.is_local(id) || id <= t.last_peer_id {
-            return Err(Refused::Ignore);
+        if t.keys.is_empty() || !t.keys.contains_key(&id) {
+            if id == 0 || self.is_local(id) || id <= t.last_peer_id {
+                return Err(Refused::Ignore);
+            }
+            t.last_peer_id = id;
         }
-        t.last_peer_id = id;
         if slot.is_empty() {
             return Ok(());
         }
@@ -197,6 +215,41 @@ impl StreamTable {
         t.streams.insert(id, slot);
         t.remote += 1;
         Ok(())
+    }
+
+    /// The reader's check of the peer's request `id` for a lane, in wire order (parity and
+    /// growth, as [`open_remote`](Self::open_remote)), recording `key`, the hash of its
+    /// route, until the lane settles it.
+    pub(crate) fn accept_remote(&self, id: u32, key: u32) -> Result<(), Refused> {
+        let mut t = self.inner.lock();
+        if t.closed.is_some() {
+            return Err(Refused::Closed);
+        }
+        if id == 0 || self.is_local(id) || id <= t.last_peer_id {
+            return Err(Refused::Ignore);
+        }
+        t.last_peer_id = id;
+        t.keys.insert(id, key);
+        Ok(())
+    }
+
+    /// The lane key of the peer's stream `id`: `Some` while its request waits in a lane or
+    /// its stream is in the table.
+    pub(crate) fn lane(&self, id: u32) -> Option<u32> {
+        let t = self.inner.lock();
+        if t.keys.is_empty() {
+            return None;
+        }
+        t.keys.get(&id).copied()
+    }
+
+    /// A lane handled the request of `id`: its key leaves unless its stream is in the table
+    /// (then it leaves with the slot).
+    pub(crate) fn settle(&self, id: u32) {
+        let mut t = self.inner.lock();
+        if !t.streams.contains_key(&id) {
+            t.keys.remove(&id);
+        }
     }
 
     /// Puts the peer's stream `id`, already accepted by [`open_remote`](Self::open_remote)
@@ -267,6 +320,7 @@ impl StreamTable {
                 t.local -= 1;
             } else {
                 t.remote -= 1;
+                Self::forget_key(&mut t, id);
             }
             Slot::default()
         } else {
@@ -283,8 +337,17 @@ impl StreamTable {
             t.local -= 1;
         } else {
             t.remote -= 1;
+            Self::forget_key(&mut t, id);
         }
         Some(slot)
+    }
+
+    /// The peer's stream `id` left the table: its lane key goes with it.
+    #[inline]
+    fn forget_key(t: &mut Inner, id: u32) {
+        if !t.keys.is_empty() {
+            t.keys.remove(&id);
+        }
     }
 
     /// Closes the table: later opens fail with `error`; returns every slot, for the caller
@@ -297,6 +360,7 @@ impl StreamTable {
         t.closed = Some(error);
         t.local = 0;
         t.remote = 0;
+        t.keys.clear();
         t.streams.drain().map(|(_, s)| s).collect()
     }
 

@@ -17,7 +17,7 @@ use super::error::{ErrorCode, RSocketError};
 use super::frame::Frame;
 use super::outbox::{Opening, Out, Outbox};
 use super::table::{Role, Slot, StreamTable};
-use crate::loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 
 /// The requester's view of the peer's LEASE (spec, "Lease Semantics").
@@ -76,6 +76,10 @@ pub(crate) struct Conn {
     /// Frames received so far (published by the reader after each read's frames): the
     /// keepalive timer sees the peer's silence as a count that stops growing.
     frames_in: AtomicU64,
+    /// Inbound lanes built for this connection (0: frames are handled on the reader task).
+    lanes: AtomicUsize,
+    /// The depth of each inbound lane, once lanes are built.
+    lane_depths: Mutex<Option<crate::lanes::LaneDepths>>,
     /// The reader task, aborted by `close` (it may be parked on a socket that never wakes).
     reader_task: Mutex<Option<tokio::task::AbortHandle>>,
 }
@@ -101,6 +105,8 @@ impl Conn {
             granted: Mutex::new(None),
             closed: AtomicBool::new(false),
             frames_in: AtomicU64::new(0),
+            lanes: AtomicUsize::new(0),
+            lane_depths: Mutex::new(None),
             reader_task: Mutex::new(None),
         }
     }
@@ -122,6 +128,23 @@ impl Conn {
     /// Frames received so far.
     pub(crate) fn frames_in(&self) -> u64 {
         self.frames_in.load(Ordering::Relaxed)
+    }
+
+    /// Records the inbound lanes built for this connection, and their depths.
+    pub(crate) fn set_lanes(&self, n: usize, depths: crate::lanes::LaneDepths) {
+        *self.lane_depths.lock() = Some(depths);
+        self.lanes.store(n, Ordering::Relaxed);
+    }
+
+    /// Frames waiting in the fullest inbound lane now (0 without lanes).
+    pub(crate) fn lane_depth(&self) -> usize {
+        let depths = self.lane_depths.lock().clone();
+        depths.map_or(0, |d| d.depths().into_iter().max().unwrap_or(0))
+    }
+
+    /// Inbound lanes built for this connection (0 with one lane: none is built).
+    pub(crate) fn lanes(&self) -> usize {
+        self.lanes.load(Ordering::Relaxed)
     }
 
     pub(crate) fn set_reader_task(&self, task: tokio::task::AbortHandle) {

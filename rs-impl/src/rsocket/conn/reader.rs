@@ -6,8 +6,13 @@
 //! not supported), frames of unknown types (ignored with the I flag, a `CONNECTION_ERROR`
 //! without), and the reassembly of fragments. Malformed frames end the connection with the
 //! decoder's ERROR frame.
+//!
+//! With inbound lanes ([`lanes`](crate::rsocket::lanes)) the reader hands the frames of the
+//! peer's streams to the lanes and goes on reading control frames while one waits for room;
+//! it stops reading at the next frame for a lane.
 
 use std::collections::HashMap;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -18,9 +23,11 @@ use tokio_util::codec::FramedRead;
 use super::Conn;
 use crate::loom::sync::Arc;
 use crate::rsocket::codec::{CodecError, FrameCodec};
+use crate::rsocket::conn::writer::{self, Flushed, SharedWriter};
 use crate::rsocket::dispatch::{Dispatch, Stop};
 use crate::rsocket::error::{ErrorCode, RSocketError};
 use crate::rsocket::frame::{Frame, FrameError};
+use crate::rsocket::lanes::{Lanes, Route};
 use crate::rsocket::payload::Payload;
 use crate::rsocket::router::Router;
 
@@ -36,14 +43,25 @@ pub(crate) struct Reader {
     pub(crate) conn: Arc<Conn>,
     dispatch: Dispatch,
     partials: HashMap<u32, Partial>,
+    /// The inbound lanes (`None` with one lane: frames are handled here).
+    lanes: Option<Lanes>,
 }
 
 impl Reader {
-    pub(crate) fn new(conn: Arc<Conn>, router: Option<std::sync::Arc<Router>>) -> Self {
+    /// The reader of `conn`; with `lanes` = `Some((n, capacity))` (n > 1), the stream frames
+    /// go to `n` inbound lanes of `capacity` frames each (built here, on the current tokio
+    /// runtime).
+    pub(crate) fn new(
+        conn: Arc<Conn>,
+        router: Option<std::sync::Arc<Router>>,
+        lanes: Option<(usize, usize)>,
+    ) -> Self {
+        let lanes = lanes.map(|(n, capacity)| Lanes::start(&conn, router.clone(), n, capacity));
         Reader {
             dispatch: Dispatch::new(conn.clone(), router),
             conn,
             partials: HashMap::new(),
+            lanes,
         }
     }
 
@@ -113,8 +131,35 @@ impl Reader {
                 );
                 Err(Stop)
             }
-            stream_frame => self.dispatch.frame(stream_frame).await,
+            stream_frame => self.stream_frame(stream_frame).await,
         }
+    }
+
+    /// A frame of a stream: to its lane, or handled here.
+    async fn stream_frame(&mut self, frame: Frame) -> Result<(), Stop> {
+        let frame = match &mut self.lanes {
+            None => frame,
+            Some(lanes) => match lanes.route(frame) {
+                Route::Drop => return Ok(()),
+                Route::Inline(frame) => frame,
+                Route::Lane(frame) => {
+                    if lanes.is_waiting() {
+                        // A second frame for the lanes: stop reading until the first is in.
+                        self.conn.outbox.uncork();
+                        futures::future::poll_fn(|cx| lanes.poll_flush(cx)).await;
+                    }
+                    lanes.put(frame);
+                    futures::future::poll_fn(|cx| {
+                        let _ = lanes.poll_flush(cx);
+                        Poll::Ready(())
+                    })
+                    .await;
+                    return Ok(());
+                }
+            },
+        };
+        let mut slot = Some(frame);
+        futures::future::poll_fn(|cx| self.dispatch.poll_frame(cx, &mut slot)).await
     }
 
     /// Fragments: the first frame with F starts a partial payload, PAYLOAD frames with F
@@ -256,16 +301,31 @@ fn whole_frame_buffered(buf: &BytesMut) -> bool {
     }
 }
 
-/// Runs the reader until the connection closes.
+/// Runs the reader until the connection closes. After the frames of each read, what they
+/// queued is written on this task if the writer task is idle
+/// ([`flush_inline`](writer::flush_inline)).
 pub(crate) async fn run(
     conn: Arc<Conn>,
     mut frames: FramedRead<OwnedReadHalf, FrameCodec>,
     router: Option<std::sync::Arc<Router>>,
+    lanes: Option<(usize, usize)>,
+    out: SharedWriter,
 ) {
-    let mut reader = Reader::new(conn.clone(), router);
+    let mut reader = Reader::new(conn.clone(), router, lanes);
     let (mut frames_in, mut corked) = (0u64, false);
     loop {
-        let frame = match frames.next().await {
+        let next = match reader.lanes.as_mut() {
+            // A frame waits for room in the lanes: read (control frames) meanwhile.
+            Some(lanes) if lanes.is_waiting() => {
+                futures::future::poll_fn(|cx| {
+                    let _ = lanes.poll_flush(cx);
+                    frames.poll_next_unpin(cx)
+                })
+                .await
+            }
+            _ => frames.next().await,
+        };
+        let frame = match next {
             None => {
                 conn.close(
                     RSocketError::Closed("the peer closed the connection".into()),
@@ -284,6 +344,7 @@ pub(crate) async fn run(
             Some(Ok(frame)) => frame,
         };
         frames_in += 1;
+        conn.received(frames_in);
         // The answers to the frames of one read go out in one write: the writer is woken
         // once no whole frame is left in the read buffer.
         if !corked {
@@ -294,8 +355,12 @@ pub(crate) async fn run(
             return;
         }
         if !whole_frame_buffered(frames.read_buffer()) {
+            // The answers to this read go out now, on this task, unless the writer task is
+            // busy (it takes them) or the socket is full (it is woken for the rest).
+            if writer::flush_inline(&conn, &out) == Flushed::Rest {
+                conn.outbox.kick();
+            }
             conn.outbox.uncork();
-            conn.received(frames_in);
             corked = false;
         }
     }

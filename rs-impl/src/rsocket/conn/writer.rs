@@ -1,11 +1,19 @@
-//! The writer task: takes what the outbox holds, encodes it with the frame codec into one
+//! The writer: takes what the outbox holds, encodes it with the frame codec into one
 //! buffer, and writes the buffer to the socket; then tells each outbound stream how much of
 //! it was written, which lets the stream ask its publisher for more.
+//!
+//! **Who writes.** The socket's write half, the codec and the buffer are one [`Writer`]
+//! behind an async mutex, shared by the writer task and the reader task. When the reader
+//! has handled the frames of one read, it writes what they queued itself if the writer is
+//! idle ([`flush_inline`]: a non-blocking write, no task hop); whatever the socket does not
+//! take at once, and everything queued from elsewhere (publishers, requests), the writer
+//! task writes ([`run`]).
 //!
 //! **Bound and backpressure.** The buffer is written out whenever it reaches
 //! `write_buffer` bytes (and after each batch), and nothing more is encoded until the
 //! socket has taken it: a socket that does not drain stops the writer, the outbox's
-//! producers stop at their bounds, and the publishers stop being asked.
+//! producers stop at their bounds, and the publishers stop being asked. An inline flush
+//! encodes at most `write_buffer` bytes (plus one frame) and leaves the rest to the task.
 //!
 //! The writer also opens this side's requests (stream ids are allocated here, so they go
 //! out in increasing order) and drops the elements of streams cancelled while they waited.
@@ -13,7 +21,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use futures::future::{select, Either};
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::OwnedWriteHalf;
@@ -34,42 +42,143 @@ use crate::rsocket::table::Slot;
 /// not be reading any more.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
-/// Runs the writer until the connection closes.
-pub(crate) async fn run(conn: Arc<Conn>, mut io: OwnedWriteHalf, mut codec: FrameCodec) {
+/// The socket's write half and what the writer keeps between writes.
+pub(crate) struct Writer {
+    io: OwnedWriteHalf,
+    codec: FrameCodec,
+    /// Encoded frames not yet taken by the socket.
+    buf: BytesMut,
+    /// Items taken from the outbox and not yet encoded.
+    batch: VecDeque<Out>,
+    /// Elements of each outbound stream encoded into `buf`, reported once it is written.
+    written: Vec<(OutRef, u64)>,
+}
+
+/// The writer, shared by the writer task and the reader task (see the module docs).
+pub(crate) type SharedWriter = std::sync::Arc<tokio::sync::Mutex<Writer>>;
+
+impl Writer {
+    /// The writer of `io`, with a buffer for `config.write_buffer` bytes.
+    pub(crate) fn shared(
+        io: OwnedWriteHalf,
+        codec: FrameCodec,
+        write_buffer: usize,
+    ) -> SharedWriter {
+        std::sync::Arc::new(tokio::sync::Mutex::new(Writer {
+            io,
+            codec,
+            buf: BytesMut::with_capacity(write_buffer.min(1 << 20) + 1024),
+            batch: VecDeque::with_capacity(64),
+            written: Vec::with_capacity(16),
+        }))
+    }
+
+    /// Tells each outbound stream how many of its elements the socket took.
+    fn report_written(&mut self) {
+        for (pump, k) in self.written.drain(..) {
+            pump.wrote(k);
+        }
+    }
+}
+
+/// What an inline flush did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flushed {
+    /// Everything queued went to the socket (or nothing was queued).
+    All,
+    /// The writer task is writing (it takes what is queued), or the connection is closing.
+    Busy,
+    /// The socket took part of it: the writer task must write the rest.
+    Rest,
+}
+
+/// The reader's flush after the frames of one read: if the writer task is idle, encodes
+/// what the outbox holds (at most `write_buffer` bytes and one frame) and writes it with
+/// a non-blocking write, on the reader's task. No task hop and no wake-up when the socket
+/// takes it all, which it does unless it is full.
+pub(crate) fn flush_inline(conn: &Arc<Conn>, writer: &SharedWriter) -> Flushed {
+    let Ok(mut guard) = writer.try_lock() else {
+        return Flushed::Busy;
+    };
+    let w = &mut *guard;
+    if !w.buf.is_empty() || !w.batch.is_empty() {
+        return Flushed::Rest;
+    }
+    if !conn.outbox.take_now(&mut w.batch) {
+        return Flushed::Busy;
+    }
     let limit = conn.config.write_buffer;
-    let mut buf = BytesMut::with_capacity(limit.min(1 << 20) + 1024);
-    let mut batch: VecDeque<Out> = VecDeque::with_capacity(64);
-    let mut written: Vec<(OutRef, u64)> = Vec::with_capacity(16);
+    while w.buf.len() < limit {
+        let Some(item) = w.batch.pop_front() else {
+            break;
+        };
+        encode_item(conn, item, &mut w.codec, &mut w.buf, &mut w.written);
+    }
+    while !w.buf.is_empty() {
+        match w.io.try_write(&w.buf) {
+            Ok(0) => break,
+            Ok(n) => w.buf.advance(n),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => {
+                w.buf.clear();
+                w.batch.clear();
+                w.written.clear();
+                conn.close(RSocketError::from(e), None);
+                return Flushed::Busy;
+            }
+        }
+    }
+    if w.buf.is_empty() {
+        w.buf.clear();
+        w.report_written();
+        if w.batch.is_empty() {
+            return Flushed::All;
+        }
+    }
+    Flushed::Rest
+}
+
+/// Runs the writer task until the connection closes.
+pub(crate) async fn run(conn: Arc<Conn>, writer: SharedWriter) {
+    let limit = conn.config.write_buffer;
     loop {
-        let closed = futures::future::poll_fn(|cx| conn.outbox.poll_take(cx, &mut batch)).await;
-        if closed.is_none() && batch.len() < 8 {
+        let closed = futures::future::poll_fn(|cx| conn.outbox.poll_wait(cx)).await;
+        let mut guard = writer.lock().await;
+        let w = &mut *guard;
+        if let Some(last) = closed {
+            w.batch.clear();
+            w.buf.clear();
+            if let Some(frame) = last {
+                let _ = w.codec.encode(frame, &mut w.buf);
+                let _ = tokio::time::timeout(CLOSE_GRACE, w.io.write_all(&w.buf)).await;
+            }
+            let _ = tokio::time::timeout(CLOSE_GRACE, w.io.shutdown()).await;
+            return;
+        }
+        // What an inline flush left.
+        if !w.buf.is_empty() {
+            if !write(&conn, &mut w.io, &mut w.buf).await {
+                return;
+            }
+            w.report_written();
+        }
+        conn.outbox.take_now(&mut w.batch);
+        if w.batch.len() < 8 {
             // Woken for a few items: let their producers run on and add to them, so that
             // one write carries more (a few items per write cost a syscall each).
             tokio::task::yield_now().await;
-            let _ = futures::future::poll_fn(|cx| conn.outbox.poll_take_more(cx, &mut batch)).await;
+            conn.outbox.take_now(&mut w.batch);
         }
-        if let Some(last) = closed {
-            batch.clear();
-            buf.clear();
-            if let Some(frame) = last {
-                let _ = codec.encode(frame, &mut buf);
-                let _ = tokio::time::timeout(CLOSE_GRACE, io.write_all(&buf)).await;
-            }
-            let _ = tokio::time::timeout(CLOSE_GRACE, io.shutdown()).await;
-            return;
-        }
-        while let Some(item) = batch.pop_front() {
-            encode_item(&conn, item, &mut codec, &mut buf, &mut written);
-            if buf.len() >= limit && !write(&conn, &mut io, &mut buf).await {
+        while let Some(item) = w.batch.pop_front() {
+            encode_item(&conn, item, &mut w.codec, &mut w.buf, &mut w.written);
+            if w.buf.len() >= limit && !write(&conn, &mut w.io, &mut w.buf).await {
                 return;
             }
         }
-        if !buf.is_empty() && !write(&conn, &mut io, &mut buf).await {
+        if !w.buf.is_empty() && !write(&conn, &mut w.io, &mut w.buf).await {
             return;
         }
-        for (pump, k) in written.drain(..) {
-            pump.wrote(k);
-        }
+        w.report_written();
     }
 }
 

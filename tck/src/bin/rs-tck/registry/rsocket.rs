@@ -6,8 +6,10 @@
 //! | implementation | verifications | notes |
 //! |---|---|---|
 //! | `rsocket::Client::request_stream(range)` | publisher (cold: the 1.11 tests run) | over loopback: the server's route `range` serves `source::range(0..n)` as payloads; every `request(n)` of the TCK's subscribers travels as REQUEST_STREAM / REQUEST_N, every `cancel` as CANCEL. The failed publisher is a remote stream of a closed connection (it fails at once, without demand). |
+//! | `rsocket::Client::request_stream(range; server lanes = 2)` | publisher | the same against a server with two inbound lanes per connection (`ServerConfig::lanes = 2`): the REQUEST_STREAM, REQUEST_N and CANCEL frames go through the keyed-lanes operator to the lane of the route `range`. |
 //!
-//! One tokio runtime (two worker threads), one server and one client serve the whole run.
+//! One tokio runtime (two worker threads) per server; one server and one client per entry serve
+//! the whole run.
 
 use std::sync::OnceLock;
 
@@ -19,10 +21,13 @@ use rs_tck::suite::Suite;
 
 /// The RSocket suites.
 pub(crate) fn suites() -> Vec<Suite> {
-    vec![publisher::verify(
-        "rsocket::Client::request_stream(range)",
-        RemoteRange,
-    )]
+    vec![
+        publisher::verify("rsocket::Client::request_stream(range)", RemoteRange(1)),
+        publisher::verify(
+            "rsocket::Client::request_stream(range; server lanes = 2)",
+            RemoteRange(2),
+        ),
+    ]
 }
 
 struct Loopback {
@@ -32,9 +37,12 @@ struct Loopback {
     closed: Client,
 }
 
-fn loopback() -> &'static Loopback {
-    static L: OnceLock<Loopback> = OnceLock::new();
-    L.get_or_init(|| {
+/// The loopback of a server with `lanes` inbound lanes (1 or 2).
+fn loopback(lanes: usize) -> &'static Loopback {
+    static ONE: OnceLock<Loopback> = OnceLock::new();
+    static TWO: OnceLock<Loopback> = OnceLock::new();
+    let cell = if lanes == 1 { &ONE } else { &TWO };
+    cell.get_or_init(|| {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("rs-tck-rsocket")
@@ -48,8 +56,10 @@ fn loopback() -> &'static Loopback {
                 .unwrap_or(0);
             source::from_iter((0..n).map(|i| Payload::from(i.to_string())))
         });
+        let mut config = ServerConfig::default();
+        config.lanes = lanes;
         let server = rt
-            .block_on(Server::bind("127.0.0.1:0", router, ServerConfig::default()))
+            .block_on(Server::bind("127.0.0.1:0", router, config))
             .expect("bind the loopback server");
         let server = rt.block_on(async { server.spawn() });
         let connect = || {
@@ -71,21 +81,21 @@ fn loopback() -> &'static Loopback {
     })
 }
 
-/// A remote `range(0..n)` over loopback.
-struct RemoteRange;
+/// A remote `range(0..n)` over loopback, from a server with this many inbound lanes.
+struct RemoteRange(usize);
 
 impl PublisherVerification for RemoteRange {
     type Item = Payload;
 
     fn create_publisher(&self, elements: u64) -> impl Publisher<Payload> + Send + 'static {
-        loopback()
+        loopback(self.0)
             .client
             .request_stream("range", Payload::from(elements.to_string()))
     }
 
     fn create_failed_publisher(&self) -> Option<impl Publisher<Payload> + Send + 'static> {
         Some(
-            loopback()
+            loopback(self.0)
                 .closed
                 .request_stream("range", Payload::from("1")),
         )
