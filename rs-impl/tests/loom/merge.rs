@@ -360,17 +360,17 @@ impl Inner<Tracked> for Mixed {
 
 /// Rules 1.1, 1.3, each inner's order, no leak. The outer (main thread) sends inner A, which
 /// emits two elements on a thread of the model, then a known iterator of two, then completes;
-/// the subscriber asked for one element, and the main thread asks for three more after the
+/// the subscriber asked for three elements, and the main thread asks for one more after the
 /// outer's completion, racing A. Whether the iterator finds the drain free and A gone (the
-/// typed lane: it may send one, then must stop at the demand) or not (boxed, served
-/// round-robin), all four arrive, never past the demand, each inner's in its order, then one
-/// completion.
+/// typed lane: it sends the one element the demand leaves, reads the demand again and stops)
+/// or not (boxed, served round-robin), all four arrive, never past the demand, each inner's in
+/// its order, then one completion.
 pub(crate) fn typed_iterator_races_inner_on_next() {
     let live = Arc::new(AtomicUsize::new(0));
     let outer: Manual<Mixed> = Manual::new();
     let a = Manual::new();
     let p = outer.clone().flat_map(|m: Mixed| m, 2, 2);
-    let (probe, seen, _token) = Probe::new(1, 0, None);
+    let (probe, seen, _token) = Probe::new(3, 0, None);
     p.subscribe(Box::new(probe));
     let mut so = outer.take();
     so.on_next(Mixed::Sub(a.clone()));
@@ -384,10 +384,10 @@ pub(crate) fn typed_iterator_races_inner_on_next() {
     so.on_complete();
     let s = {
         let mut seen = seen.lock();
-        seen.requested += 3;
+        seen.requested += 1;
         seen.subscription.clone().expect("subscribed")
     };
-    s.request(3);
+    s.request(1);
     drop(s);
     t.join().unwrap();
     drop(so);
