@@ -1,6 +1,8 @@
 //! Times the `fanout` scenario's ours and ceiling rows alternately, for quick A/B checks of the
-//! group loop: `fanout_prof [K] [N] [ROUNDS]`; prints ns per delivery for each and their ratio
-//! (ceiling ÷ ours in deliveries/s terms: ours' share of the ceiling). Not a benchmark of
+//! group loop: `fanout_prof [K] [N] [ROUNDS] [MODE]`; prints ns per delivery for each and their
+//! ratio (reference ÷ ours in deliveries/s terms: ours' share of the reference). MODE `bulk`
+//! (the default): unbounded demand against the closure loop (the ceiling); `r1`: `request(1)`
+//! from inside every `on_next` against `multiqueue2` on one thread (issue 24's peer for it). Not a benchmark of
 //! record (the report is); a profiler's and a developer's tool.
 use std::time::Instant;
 
@@ -9,21 +11,29 @@ fn main() {
     let k: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(128);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
+    let one_by_one = args.next().as_deref() == Some("r1");
+    use rs_benches::scenarios::fanout as f;
+    let (ours_run, reference): (fn(u64, u64) -> u64, fn(u64, u64) -> u64) = if one_by_one {
+        (f::rs_impl_channel_one_by_one, f::multiqueue2_one_thread)
+    } else {
+        (f::rs_impl_channel, f::closure_loop)
+    };
     let mut ours = Vec::new();
     let mut ceil = Vec::new();
     for _ in 0..rounds {
         let t = Instant::now();
-        std::hint::black_box(rs_benches::scenarios::fanout::rs_impl_channel(k, n));
+        std::hint::black_box(ours_run(k, n));
         ours.push(t.elapsed().as_nanos() as f64 / (k * n) as f64);
         let t = Instant::now();
-        std::hint::black_box(rs_benches::scenarios::fanout::closure_loop(k, n));
+        std::hint::black_box(reference(k, n));
         ceil.push(t.elapsed().as_nanos() as f64 / (k * n) as f64);
     }
     ours.sort_by(f64::total_cmp);
     ceil.sort_by(f64::total_cmp);
     let (o, c) = (ours[rounds / 2], ceil[rounds / 2]);
     println!(
-        "k={k} ours {o:.3} ns/delivery, ceiling {c:.3} ns/delivery, share {:.2}",
+        "k={k} ours {o:.3} ns/delivery, {} {c:.3} ns/delivery, share {:.2}",
+        if one_by_one { "multiqueue2" } else { "ceiling" },
         c / o
     );
 }
