@@ -13,7 +13,7 @@ use super::core::{
     OUTLET_BIT,
 };
 use super::run::Interpreter;
-use super::table::Stages;
+use super::table::{Stages, Targets};
 use crate::loom::sync::Arc;
 use crate::panics as report;
 
@@ -159,6 +159,7 @@ impl GraphBuilder {
             out_owner: NO_STAGE,
             type_id: TypeId::of::<T>(),
             slot,
+            targets: Targets::unset(),
         });
         self.slot_ops.push(SlotOps {
             clear: clear_slot::<T>,
@@ -359,8 +360,10 @@ impl GraphBuilder {
             shutdown.push(ports);
         }
         let names = logics.iter().map(|s| s.name()).collect();
+        let mut conns = std::mem::take(&mut self.conns);
+        let logics = Stages::new(logics, &mut conns);
         let core = Core {
-            conns: std::mem::take(&mut self.conns),
+            conns,
             slot_ops: std::mem::take(&mut self.slot_ops),
             failures: Vec::new(),
             shutdown,
@@ -386,7 +389,7 @@ impl GraphBuilder {
             hooked: vec![false; stages],
         };
         Ok(Interpreter {
-            logics: Stages::new(logics, &core.conns),
+            logics,
             core,
             started: false,
         })

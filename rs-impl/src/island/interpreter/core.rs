@@ -10,6 +10,7 @@ use rs_api::Error;
 use super::super::mailbox::{Mailbox, Notifier};
 use super::super::port::{Inlet, Outlet};
 use super::super::IslandError;
+use super::table::Targets;
 use crate::loom::sync::Arc;
 use crate::panics as report;
 
@@ -47,6 +48,8 @@ pub(super) struct Conn {
     pub(super) type_id: TypeId,
     /// The connection's `Option<T>`, from `Box::into_raw`; freed by `SlotOps::free`.
     pub(super) slot: NonNull<()>,
+    /// The dispatch entry: the stages owning its two ports (see [`Targets`]).
+    pub(super) targets: Targets,
 }
 
 /// Type-erased operations on one slot (cold paths only).
@@ -136,7 +139,8 @@ pub(crate) struct Core {
 // SAFETY: the raw `slot` pointers point into allocations owned by this `Core` alone (made in
 // `GraphBuilder::connection`, freed in `Drop`), holding `Option<T>` with `T: Send` (checked by
 // `connection`'s bound); moving the `Core` to another thread moves that ownership along, like
-// a `Box<Option<T>>` would.
+// a `Box<Option<T>>` would. The connections' `targets` are copies of the stage pointers owned
+// by the interpreter's `Stages` (`Send`), dereferenced only through it; they move with it.
 unsafe impl Send for Core {}
 
 impl Drop for Core {
