@@ -12,7 +12,15 @@
 //!
 //!   **What an element costs leaving an island** (issue 24's measurements): with bulk demand,
 //!   one `dyn` call into the subscriber and a relaxed look at the flags; the segment moves a
-//!   run of as many elements as the demand allows per handler call. A subscriber requesting
+//!   run of as many elements as the demand allows per handler call. `Exit::push` is inlined
+//!   into that run, with the bounded-demand bookkeeping and the panic path out of line, and
+//!   the ready-made subscribers count an element without a call (`Upstream::consumed_one`):
+//!   counted with callgrind (`interp_prof edge 0 N`: `Flow::from_iter(0..n)`, boxed, into
+//!   `for_each(Unbounded)` on the default runtime, the `boundary` scenario at K = 0), 98
+//!   instructions per element before, 61 after — of which the iterator's read-ahead and the
+//!   segment's loop take about 21, the `dyn Exit` call of the boxed flow and the exit about
+//!   20, and `for_each` with its closure about 14 (`interp_prof flow 1 N`, the same with one
+//!   fused `identity` and no box: 97 before, 51 after). A subscriber requesting
 //!   one at a time from inside `on_next` used to cost, per element, the demand counter's
 //!   compare-and-swap and a post to the island's mailbox (two more read-modify-writes, a lock
 //!   the first time) and then a whole mailbox round trip before the next element — the

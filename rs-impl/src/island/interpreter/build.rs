@@ -9,11 +9,11 @@ use super::super::mailbox::Mailbox;
 use super::super::port::{Inlet, Outlet, PortId, Ports};
 use super::super::stage::Stage;
 use super::core::{
-    clear_slot, free_slot, Conn, Core, DropSlot, SlotOps, Stats, IN_READY, NO_EVENT, NO_STAGE,
-    OUTLET_BIT,
+    clear_slot, free_slot, Conn, Core, Dispatch, DropSlot, SlotOps, Stats, IN_READY, NO_EVENT,
+    NO_STAGE, OUTLET_BIT,
 };
 use super::run::Interpreter;
-use super::table::{Stages, Targets};
+use super::table::Stages;
 use crate::loom::sync::Arc;
 use crate::panics as report;
 
@@ -159,7 +159,7 @@ impl GraphBuilder {
             out_owner: NO_STAGE,
             type_id: TypeId::of::<T>(),
             slot,
-            targets: Targets::unset(),
+            dispatch: Dispatch::UNSET,
         });
         self.slot_ops.push(SlotOps {
             clear: clear_slot::<T>,

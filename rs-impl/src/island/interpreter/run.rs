@@ -47,9 +47,7 @@ impl Drop for Interpreter {
         for s in 0..self.logics.len() {
             if !self.core.finalised[s] {
                 self.core.finalised[s] = true;
-                let range = self.core.ports_of(s as u32);
-                let ports = &self.core.port_list[range];
-                let mut logic = self.logics.release(s, ports, &mut self.core.conns);
+                let mut logic = self.logics.release(s);
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
                     report::subscriber_panicked("post_stop", p);
                 }
@@ -226,9 +224,7 @@ impl Interpreter {
         self.core.pending_finalizations -= 1;
         self.core.running -= 1;
         self.core.stats.finalised += 1;
-        let range = self.core.ports_of(stage);
-        let ports = &self.core.port_list[range];
-        let mut logic = self.logics.release(s, ports, &mut self.core.conns);
+        let mut logic = self.logics.release(s);
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
             report::subscriber_panicked("post_stop", p);
         }
@@ -249,10 +245,10 @@ impl Interpreter {
         let conn = &mut self.core.conns[c as usize];
         conn.state ^= PUSH_END;
         self.core.active = conn.in_owner;
-        let targets = conn.targets;
-        // SAFETY: `targets` is the dispatch entry of one of this interpreter's connections,
-        // written only by its own stage table (`Stages::new` in `build`, `release`).
-        let stage = unsafe { self.logics.in_owner(targets) };
+        let dispatch = conn.dispatch;
+        // SAFETY: `dispatch` is the dispatch entry of one of this interpreter's connections,
+        // written by its own stage table (`Stages::new`, in `build`).
+        let stage = unsafe { self.logics.in_owner(dispatch) };
         stage.on_push(
             PortId(c),
             &mut Ctx {
@@ -266,9 +262,9 @@ impl Interpreter {
         let conn = &mut self.core.conns[c as usize];
         conn.state ^= PULL_END;
         self.core.active = conn.out_owner;
-        let targets = conn.targets;
+        let dispatch = conn.dispatch;
         // SAFETY: as in `process_push`.
-        let stage = unsafe { self.logics.out_owner(targets) };
+        let stage = unsafe { self.logics.out_owner(dispatch) };
         stage.on_pull(
             PortId(c),
             &mut Ctx {
