@@ -21,7 +21,7 @@ pub(super) type StagePtr = NonNull<dyn Stage>;
 /// the stage: at the slot that holds the stage's pointer), so that an event reaches its
 /// handler from the connection the event loop has already looked up for its state: one
 /// bounds check per event, where a table of copies beside the connections cost a second bounds
-/// check and a second base load (see the module docs for the count). Releasing a stage
+/// check and a second base load (counted in the interpreter's module docs). Releasing a stage
 /// replaces its `own` entry, which every dispatch entry naming it then reads: no copy of a
 /// stage's pointer exists outside `own`.
 ///
