@@ -1,5 +1,5 @@
-//! Runs one implementation of the `interpreter` scenario once, for profilers:
-//! `interp_prof [interpreter|no-gate|flow|user-op] K N` (for example under
+//! Runs one implementation of the `interpreter` scenario (or the `boundary` scenario's, for `edge`) once, for profilers:
+//! `interp_prof [interpreter|no-gate|flow|user-op|edge|edge-tokio] K N` (for example under
 //! `valgrind --tool=callgrind`, for instruction counts per element that do not depend on the
 //! machine's load).
 fn main() {
@@ -10,6 +10,8 @@ fn main() {
     let s = match which.as_str() {
         "flow" => rs_benches::scenarios::interpreter::flow_fused(k, n),
         "user-op" => rs_benches::scenarios::interpreter::flow_user_op(k, n),
+        "edge" => rs_benches::scenarios::boundary::batched_default(k, n),
+        "edge-tokio" => rs_benches::scenarios::boundary::batched_tokio(k, n),
         "no-gate" => rs_benches::scenarios::interpreter::interpreter_no_gate(k, n),
         _ => rs_benches::scenarios::interpreter::interpreter(k, n),
     };

@@ -57,6 +57,10 @@ pub(crate) trait Entry: Send {
     fn batch(&self) -> usize;
     /// Moves up to `n` elements into `exit` (which has room for them).
     fn pump<X: Exit<Self::Item>>(&mut self, cx: &mut Ctx<'_>, exit: &mut X, n: usize) -> Pumped;
+    /// Whether [`pump`](Entry::pump) itself reports the entry's end (with the last element:
+    /// an iterator read one ahead), so that [`stalled`](Entry::stalled) after a pump that
+    /// [moved](Pumped::Moved) an element always says [`Stall::Wait`] and need not be asked.
+    const PUMP_REPORTS_END: bool = false;
     /// The exit has no room: whether the entry ended or failed meanwhile.
     fn stalled(&mut self) -> Stall {
         Stall::Wait
@@ -130,6 +134,10 @@ where
     fn batch(&self) -> usize {
         ITER_BATCH
     }
+
+    // `pump` returns `Complete` with the last element (read one ahead): after `Moved`, the
+    // next element is there, and `stalled` would say `Wait`.
+    const PUMP_REPORTS_END: bool = true;
 
     #[inline]
     fn pump<X: Exit<I::Item>>(&mut self, cx: &mut Ctx<'_>, exit: &mut X, n: usize) -> Pumped {

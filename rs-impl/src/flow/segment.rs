@@ -358,13 +358,18 @@ where
             // A source (an iterator, a ring) into an out-port: one pull asks for one element,
             // so one pump of one, without `drive`'s batch loop (an out-port has no room after
             // a push; the stall check runs as in `drive`, so an entry that ended with that
-            // element still completes without another pull). Anything else — an operator that
+            // element still completes without another pull, unless the entry's pump reports
+            // its end itself). Anything else — an operator that
             // emitted nothing (room left) — goes on in `drive`.
             if self.exit.room(ctx) > 0 {
                 match self.guarded(ctx, |s, ctx| s.entry.pump(ctx, &mut s.exit, 1)) {
                     None => return,
                     Some(Pumped::Moved) if self.exit.room(ctx) == 0 => {
-                        self.stalled(ctx);
+                        // An entry whose pump reports its end has not ended after `Moved`,
+                        // and an exit into a port never closes by itself: nothing to look at.
+                        if !E::PUMP_REPORTS_END {
+                            self.stalled(ctx);
+                        }
                         return;
                     }
                     Some(Pumped::Moved) => {}

@@ -123,21 +123,30 @@ impl Upstream {
     }
 
     /// Counts one consumed element and replenishes demand when a batch is used up.
+    ///
+    /// Inlined into each element's path: the count and its check; the request out of line.
+    #[inline]
     pub(super) fn consumed_one(&mut self) {
         if self.batch == 0 {
             return;
         }
         self.consumed += 1;
         if self.consumed == self.batch {
-            self.consumed = 0;
-            if let Some(s) = &self.subscription {
-                if self.direct {
-                    // Our own subscription: a cancel from the handle meanwhile is fine, and
-                    // a request after it is ignored (3.6).
-                    s.request(self.batch);
-                } else {
-                    self.gate.request(s, self.batch);
-                }
+            self.replenish();
+        }
+    }
+
+    /// A batch was used up: asks for the next one.
+    #[inline(never)]
+    fn replenish(&mut self) {
+        self.consumed = 0;
+        if let Some(s) = &self.subscription {
+            if self.direct {
+                // Our own subscription: a cancel from the handle meanwhile is fine, and a
+                // request after it is ignored (3.6).
+                s.request(self.batch);
+            } else {
+                self.gate.request(s, self.batch);
             }
         }
     }

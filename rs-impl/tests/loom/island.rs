@@ -257,8 +257,9 @@ impl rs_impl::island::Stage for Tracked {
     }
 }
 
-/// The interpreter's stage table (stages owned through raw pointers, with a per-connection
-/// dispatch table of copies): an interpreter run partly on this thread, then moved to another
+/// The interpreter's stage table (stages owned through raw pointers, in a raw allocation that
+/// each connection's dispatch entry points into): an interpreter run partly on this thread,
+/// then moved to another
 /// (`Send`), which finishes it (`finish`) or drops it unfinished, while this thread watches
 /// the stage's `post_stop` counter. Every stage gets `post_stop` exactly once and its state is
 /// dropped exactly once (the drop token), whichever thread does it. Twin: a table whose

@@ -9,8 +9,8 @@ use super::super::mailbox::Mailbox;
 use super::super::port::{Inlet, Outlet, PortId, Ports};
 use super::super::stage::Stage;
 use super::core::{
-    clear_slot, free_slot, Conn, Core, DropSlot, SlotOps, Stats, IN_READY, NO_EVENT, NO_STAGE,
-    OUTLET_BIT,
+    clear_slot, free_slot, Conn, Core, Dispatch, DropSlot, SlotOps, Stats, IN_READY, NO_EVENT,
+    NO_STAGE, OUTLET_BIT,
 };
 use super::run::Interpreter;
 use super::table::Stages;
@@ -159,6 +159,7 @@ impl GraphBuilder {
             out_owner: NO_STAGE,
             type_id: TypeId::of::<T>(),
             slot,
+            dispatch: Dispatch::UNSET,
         });
         self.slot_ops.push(SlotOps {
             clear: clear_slot::<T>,
@@ -359,8 +360,10 @@ impl GraphBuilder {
             shutdown.push(ports);
         }
         let names = logics.iter().map(|s| s.name()).collect();
+        let mut conns = std::mem::take(&mut self.conns);
+        let logics = Stages::new(logics, &mut conns);
         let core = Core {
-            conns: std::mem::take(&mut self.conns),
+            conns,
             slot_ops: std::mem::take(&mut self.slot_ops),
             failures: Vec::new(),
             shutdown,
@@ -386,7 +389,7 @@ impl GraphBuilder {
             hooked: vec![false; stages],
         };
         Ok(Interpreter {
-            logics: Stages::new(logics, &core.conns),
+            logics,
             core,
             started: false,
         })

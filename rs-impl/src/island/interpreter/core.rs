@@ -47,6 +47,20 @@ pub(super) struct Conn {
     pub(super) type_id: TypeId,
     /// The connection's `Option<T>`, from `Box::into_raw`; freed by `SlotOps::free`.
     pub(super) slot: NonNull<()>,
+    /// The dispatch entry: where the stages owning its two ports are found.
+    pub(super) dispatch: Dispatch,
+}
+
+/// A connection's dispatch entry: for its in-port (`[0]`) and its out-port (`[1]`), a pointer
+/// to the entry of the stage table that holds the owning stage's pointer (a
+/// `NonNull<NonNull<dyn Stage>>`, untyped here: the stage table writes and reads it, see
+/// `table::Stages`). Dangling until the interpreter is built.
+#[derive(Clone, Copy)]
+pub(super) struct Dispatch(pub(super) [NonNull<()>; 2]);
+
+impl Dispatch {
+    /// Not dispatching anywhere yet (before `Stages::new`).
+    pub(super) const UNSET: Dispatch = Dispatch([NonNull::dangling(); 2]);
 }
 
 /// Type-erased operations on one slot (cold paths only).
@@ -136,7 +150,8 @@ pub(crate) struct Core {
 // SAFETY: the raw `slot` pointers point into allocations owned by this `Core` alone (made in
 // `GraphBuilder::connection`, freed in `Drop`), holding `Option<T>` with `T: Send` (checked by
 // `connection`'s bound); moving the `Core` to another thread moves that ownership along, like
-// a `Box<Option<T>>` would.
+// a `Box<Option<T>>` would. The connections' dispatch entries point into the interpreter's
+// stage table (`Send`), which alone dereferences them and moves along with this `Core`.
 unsafe impl Send for Core {}
 
 impl Drop for Core {

@@ -14,9 +14,10 @@
 //!   made, reached through a raw pointer and checked against the connection's `TypeId` on every
 //!   access. Elements are never boxed per hop; the interpreter schedules connection indices
 //!   only.
-//! * its two owners (stage indices), and, in the stage table's dispatch table, copies of the
-//!   two owners' stage pointers: an event reaches its handler in one load from its connection
-//!   (the owner index stays for everything else).
+//! * its two owners (stage indices), and its dispatch entry: pointers to the two owners'
+//!   entries in the stage table, written and read only by the stage table. An event reaches
+//!   its handler from the connection the loop has already looked up for its state, with no
+//!   second lookup by index (the owner index stays for everything else).
 //!
 //! Events live in a power-of-two ring of connection indices (`u32`), sized to the number of
 //! connections: there is at most one pending event per connection, because an event is only
@@ -41,17 +42,27 @@
 //! | before (Pekko's two chase loops; the iterator source through the segment's `drive`) | 438 |
 //! | one chase loop (below) | 398 |
 //! | and the segment's one-pull paths (`Segment::on_pull`: a source into an out-port pumps one element without `drive`'s batch loop; a stage between two ports passes the pull on with one look at the port) | 383 |
+//! | and no stall check after the iterator source's one-element pump (its pump reports the end with the last element, so the check could only say "wait") | 369 |
+//! | and the dispatch entry in the connection (a pointer to each owner's entry in the stage table: one bounds check per event, where a table of copies beside the connections cost two bounds checks and two base loads) | 349 |
 //!
-//! At ten identity stages: 2,022 before, 1,932 after (about 172 per added hop).
-//! Where the 383 go: the iterator source's `on_pull` about 100 (the entry's pump, the
-//! operator chain's checks, the stall check), the identity stage's `on_push` 80 (a grab and a
-//! push, each a bounds check, a state check and a `TypeId` check, and the operator
-//! contract's state) and `on_pull` 32, the benchmark's sink 50, and the event loop about 30
-//! per event (the chase slot, the connection's state transition, the owner's pointer from
-//! the dispatch table, one indirect `dyn Stage` call that is not inlined, the finalisation
-//! gate). None of them dominates: a hop between two interpreter stages costs four handler
-//! calls and their port checks, which is why a fused segment — a chain of direct calls with
-//! no event between operators, about 2 ns per added hop — is the way to make a flow cheap.
+//! At ten identity stages: 2,022 at first, 1,932 with the one chase loop, 1,808 now (162 per
+//! added hop, from 172). (Copies of the stage pointers in the connection itself counted 4
+//! less per element, but would make the connections name the stage type, a module circle.)
+//! Where the 349 go: the iterator source's `on_pull` about 87 (the port checks, the
+//! read-ahead of the iterator, the push with its state and `TypeId` checks, the room check),
+//! the identity stage's `on_push` 80 (a grab and a push, each a bounds check, a state check
+//! and a `TypeId` check, and the operator contract's state) and `on_pull` 32, the benchmark's
+//! sink 50, and the event loop 98: about 18 per chased event (the chase slot, the
+//! connection's state transition, the owner's pointer through the connection's dispatch
+//! entry, one indirect `dyn Stage` call that is not inlined, the finalisation gate; 22 with
+//! the table beside the connections) and about 60 per dequeued one (one event in 17).
+//! None of them dominates: a hop between two interpreter stages costs four handler calls and
+//! their port checks, which is why a fused segment — a chain of direct calls with no event
+//! between operators, about 2 ns per added hop — is the way to make a flow cheap (the same
+//! element through `Flow::from_iter(..).identity()` into `for_each`, one segment: 51
+//! instructions, `interp_prof flow 1 N`). Going much below 349 with a stage per hop would
+//! take fewer events per element (this shape needs four: Pekko's), not cheaper ones: what
+//! each event does is close to what the port rules ask for.
 //! The hand-written stages of the first interpreter (before the flow's parts became
 //! segments) did the same work in fewer checks; the segment keeps one operator contract for
 //! every part, which is what the port checks and its state flags pay for.

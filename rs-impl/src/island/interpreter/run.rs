@@ -47,8 +47,7 @@ impl Drop for Interpreter {
         for s in 0..self.logics.len() {
             if !self.core.finalised[s] {
                 self.core.finalised[s] = true;
-                let ports = &self.core.port_list[self.core.ports_of(s as u32)];
-                let mut logic = self.logics.release(s, ports);
+                let mut logic = self.logics.release(s);
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
                     report::subscriber_panicked("post_stop", p);
                 }
@@ -225,8 +224,7 @@ impl Interpreter {
         self.core.pending_finalizations -= 1;
         self.core.running -= 1;
         self.core.stats.finalised += 1;
-        let ports = &self.core.port_list[self.core.ports_of(stage)];
-        let mut logic = self.logics.release(s, ports);
+        let mut logic = self.logics.release(s);
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| logic.post_stop())) {
             report::subscriber_panicked("post_stop", p);
         }
@@ -246,9 +244,12 @@ impl Interpreter {
     pub(super) fn process_push(&mut self, c: u32) {
         let conn = &mut self.core.conns[c as usize];
         conn.state ^= PUSH_END;
-        let owner = conn.in_owner;
-        self.core.active = owner;
-        self.logics.in_owner(c).on_push(
+        self.core.active = conn.in_owner;
+        let dispatch = conn.dispatch;
+        // SAFETY: `dispatch` is the dispatch entry of one of this interpreter's connections,
+        // written by its own stage table (`Stages::new`, in `build`).
+        let stage = unsafe { self.logics.in_owner(dispatch) };
+        stage.on_push(
             PortId(c),
             &mut Ctx {
                 core: &mut self.core,
@@ -260,9 +261,11 @@ impl Interpreter {
     pub(super) fn process_pull(&mut self, c: u32) {
         let conn = &mut self.core.conns[c as usize];
         conn.state ^= PULL_END;
-        let owner = conn.out_owner;
-        self.core.active = owner;
-        self.logics.out_owner(c).on_pull(
+        self.core.active = conn.out_owner;
+        let dispatch = conn.dispatch;
+        // SAFETY: as in `process_push`.
+        let stage = unsafe { self.logics.out_owner(dispatch) };
+        stage.on_pull(
             PortId(c),
             &mut Ctx {
                 core: &mut self.core,
