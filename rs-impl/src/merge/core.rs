@@ -13,7 +13,7 @@ use std::sync::Arc as StdArc;
 use rs_api::{BoxSubscriber, Error, SpecViolation, Subscription, SubscriptionRef, UNBOUNDED};
 
 use super::shared::InnerShared;
-use super::{Counters, MergeConfig, MergeError};
+use super::{Counted, MergeConfig, MergeError};
 use crate::demand::Demand;
 use crate::handoff::SpscConsumer;
 use crate::loom::fault::{self, Fault};
@@ -194,7 +194,8 @@ pub(super) struct Core<U> {
     pub(super) has_incoming: AtomicBool,
     outer: OuterRequests,
     pub(super) config: MergeConfig,
-    pub(super) counters: StdArc<Counters>,
+    /// The publisher's counters (in the block it shares with its subscriptions).
+    pub(super) counters: StdArc<dyn Counted>,
 }
 
 impl<U> fmt::Debug for Core<U> {
@@ -211,9 +212,11 @@ impl<U: Send + 'static> Core<U> {
     pub(super) fn start(
         subscriber: BoxSubscriber<U>,
         config: MergeConfig,
-        counters: StdArc<Counters>,
+        counters: StdArc<dyn Counted>,
     ) -> StdArc<Self> {
-        counters.subscriptions.fetch_add(1, Ordering::Relaxed);
+        counters
+            .counters()
+            .subscriptions.fetch_add(1, Ordering::Relaxed);
         let core = StdArc::new(Core {
             drain: DrainLoop::new(State {
                 out: Out {
@@ -700,11 +703,12 @@ impl<U: Send + 'static> Core<U> {
             drop_arrival(a);
         }
         self.discard_incoming();
-        self.counters
+        let counters = self.counters.counters();
+        counters
             .passes
             .fetch_add(st.out.passes, Ordering::Relaxed);
-        self.counters.fast.fetch_add(st.out.fast, Ordering::Relaxed);
-        self.counters
+        counters.fast.fetch_add(st.out.fast, Ordering::Relaxed);
+        counters
             .typed
             .fetch_add(st.out.typed, Ordering::Relaxed);
         st.out.passes = 0;

@@ -276,6 +276,14 @@ pub(crate) struct Counters {
     pub(crate) typed: AtomicU64,
 }
 
+/// Whatever holds a merge publisher's [`Counters`]: the block a [`FlatMap`] shares with its
+/// clones and subscriptions (its function and its counters together), seen by a subscription
+/// without the function's type.
+pub(crate) trait Counted: Send + Sync {
+    /// The counters.
+    fn counters(&self) -> &Counters;
+}
+
 impl Counters {
     pub(crate) fn snapshot(&self) -> MergeStats {
         MergeStats {

@@ -16,7 +16,7 @@ use rs_api::{BoxSubscriber, Error, Publisher, Subscription};
 
 use super::core::{Core, State};
 use super::inner::{Inner, InnerSource, InnerVisitor};
-use super::publisher::{FlatMap, OuterPulled};
+use super::publisher::{FlatMap, OuterPulled, Shared};
 use super::subscribers::start_inner;
 use super::typed::Start;
 use super::MergeConfig;
@@ -133,7 +133,7 @@ where
     F: Fn(T) -> I + Send + Sync + 'static,
 {
     fn subscribe(&self, subscriber: BoxSubscriber<U>) {
-        let core = Core::start(subscriber, self.config, self.counters.clone());
+        let core = Core::start(subscriber, self.config, self.shared.clone());
         if core.is_cancelled() {
             return; // cancelled (or panicked) in `on_subscribe`
         }
@@ -151,7 +151,7 @@ where
         };
         let pulled = StdArc::new(PulledOuter {
             core: core.clone(),
-            f: self.f.clone(),
+            shared: self.shared.clone(),
             iter: Mutex::new(Some(iter)),
             cancelled: AtomicBool::new(false),
             _t: PhantomData,
@@ -163,7 +163,8 @@ where
 /// The outer subscription of a pulled outer: its iterator, pulled on `request`.
 struct PulledOuter<J, F, T, U> {
     core: StdArc<Core<U>>,
-    f: StdArc<F>,
+    /// The function (with the publisher's counters).
+    shared: StdArc<Shared<F>>,
     /// Requests come serially (the core makes them under its own guard); `cancel` does not
     /// take this lock (it may come from inside a `request`, through the drain).
     iter: Mutex<Option<J>>,
@@ -192,7 +193,7 @@ where
 {
     /// The next element of the outer, mapped; `None` when the outer ended (an error recorded).
     fn next_inner(&self, iter: &mut J) -> Option<I> {
-        match catch_unwind(AssertUnwindSafe(|| iter.next().map(|t| (self.f)(t)))) {
+        match catch_unwind(AssertUnwindSafe(|| iter.next().map(|t| (self.shared.f)(t)))) {
             Ok(Some(i)) => Some(i),
             Ok(None) => None,
             Err(p) => {

@@ -108,8 +108,9 @@ pub(super) struct Slot<R> {
     ready: Condvar,
     /// The task awaiting the handle, registered while the `outcome` lock is held.
     waker: Mutex<Option<Waker>>,
-    /// The calls on the subscription, for the handle's `cancel`.
-    pub(super) gate: Arc<Gate>,
+    /// The calls on the subscription, for the handle's `cancel` (inline: the slot is the
+    /// one block a ready-made subscriber and its handle share).
+    pub(super) gate: Gate,
 }
 
 impl<R> Slot<R> {
@@ -124,9 +125,16 @@ impl<R> Slot<R> {
 
     /// Sets the outcome unless one is set already.
     pub(super) fn complete(&self, outcome: Result<R, Error>) {
+        self.complete_with(|| outcome);
+    }
+
+    /// Sets the outcome `outcome` makes, unless one is set already (then `outcome` is not
+    /// called: a subscriber dropped after its terminal signal makes no error it would throw
+    /// away, so a completed stream allocates nothing at the end).
+    pub(super) fn complete_with(&self, outcome: impl FnOnce() -> Result<R, Error>) {
         let mut slot = self.outcome.lock();
         if !slot.1 {
-            *slot = (Some(outcome), true);
+            *slot = (Some(outcome()), true);
             self.ready.notify_all();
         }
         drop(slot);
