@@ -2,8 +2,12 @@
 //! `OPS` subscriptions of one shape, each as the benchmark's op (built, subscribed with an
 //! unbounded `for_each`, waited for), and prints the allocations per op. Run it under
 //! `perf stat -e instructions:u` for instructions per op:
-//! `cargo run --release -p rs-impl --example merge_setup -- <shape> [ops]`, shape one of
-//! `merge-just`, `merge-range`, `flat-just`, `flat-range`, `none` (the loop alone).
+//! `cargo run --release -p rs-impl --example merge_setup -- <shape> [ops] [size]`, shape one
+//! of `merge-just` (`size` values), `merge-range` (one range of `size`), `flat-just` (a range
+//! of `size` mapped to values), `flat-range` (one range of `size`, as the inner of a flat
+//! map), `none` (the loop alone); `size` 1 by default (the setup cost), larger for the cost
+//! per element of the single-inner path (seed 003's `oneStreamOfNthatMergesIn1`,
+//! `merge1SyncStreamOfN`).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -58,24 +62,27 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let shape = args.next().unwrap_or_else(|| "merge-just".into());
     let ops: u64 = args.next().map_or(100_000, |n| n.parse().expect("a count"));
+    let size: u64 = args.next().map_or(1, |n| n.parse().expect("a size"));
     let sum = Arc::new(AtomicU64::new(0));
     let (a0, b0) = (ALLOCS.load(Ordering::SeqCst), BYTES.load(Ordering::SeqCst));
-    for i in 0..ops {
+    for k in 0..ops {
+        let (a, b) = (k * size, (k + 1) * size);
         match shape.as_str() {
-            "merge-just" => op(&merge::merge(vec![just(i)]), &sum),
-            "merge-range" => op(&merge::merge(vec![range(i..i + 1)]), &sum),
-            "flat-just" => op(&range(i..i + 1).flat_map(just, 128, 128), &sum),
-            "flat-range" => op(&from_iter([i..i + 1]).flat_map(range, 128, 128), &sum),
+            "merge-just" => op(&merge::merge((a..b).map(just).collect::<Vec<_>>()), &sum),
+            "merge-range" => op(&merge::merge(vec![range(a..b)]), &sum),
+            "flat-just" => op(&range(a..b).flat_map(just, 128, 128), &sum),
+            "flat-range" => op(&from_iter([a..b]).flat_map(range, 128, 128), &sum),
             "none" => {
-                sum.fetch_add(i, Ordering::Relaxed);
+                sum.fetch_add((a..b).sum::<u64>(), Ordering::Relaxed);
             }
             other => panic!("unknown shape {other}"),
         }
     }
     let (a1, b1) = (ALLOCS.load(Ordering::SeqCst), BYTES.load(Ordering::SeqCst));
-    assert_eq!(sum.load(Ordering::SeqCst), ops * ops.saturating_sub(1) / 2);
+    let n = ops * size;
+    assert_eq!(sum.load(Ordering::SeqCst), n * n.saturating_sub(1) / 2);
     println!(
-        "{shape}: {ops} ops, {:.2} allocations / op, {:.1} B / op",
+        "{shape}: {ops} ops of {size}, {:.2} allocations / op, {:.1} B / op",
         (a1 - a0) as f64 / ops as f64,
         (b1 - b0) as f64 / ops as f64
     );

@@ -336,20 +336,42 @@ impl<U: Send + 'static> Core<U> {
 
     /// With the drain held: a value straight downstream when no value waits before it and
     /// there is demand, else kept for a pass.
+    ///
+    /// Inlined into the pulled outer's loop: per value, the checks, the counts and the
+    /// `on_next`; the rest (a panic, a value kept, the outer asked for more) is out of line.
+    #[inline(always)]
     pub(super) fn take_value(&self, st: &mut State<U>, u: U) {
-        if st.out.finished {
-            panics::drop_guarded(u);
-        } else if st.scalars.is_empty() && st.out.has_room(&self.demand) {
+        if !st.out.finished && st.scalars.is_empty() && st.out.has_room(&self.demand) {
             st.out.fast += 1;
             if let Err(p) = st.out.emit(u) {
                 self.subscriber_panicked(st, p);
                 return;
             }
             st.scalars_done += 1;
-            self.replenish_scalars(st);
+            if st.scalars_done >= self.scalar_limit() {
+                self.replenish_scalars(st);
+            }
+        } else {
+            self.keep_value(st, u);
+        }
+    }
+
+    /// With the drain held: a value that cannot go downstream now is kept for a pass (or
+    /// dropped, after the end).
+    #[inline(never)]
+    fn keep_value(&self, st: &mut State<U>, u: U) {
+        if st.out.finished {
+            panics::drop_guarded(u);
         } else {
             st.scalars.push_back(u);
         }
+    }
+
+    /// Values emitted before the outer is asked for as many more: half its concurrency
+    /// (RxJava's scalar limit).
+    #[inline]
+    fn scalar_limit(&self) -> u64 {
+        (self.config.max_concurrency / 2).max(1) as u64
     }
 
     /// With the drain held: an inner that is nothing gives its place back to the outer (asked
@@ -361,8 +383,7 @@ impl<U: Send + 'static> Core<U> {
     /// Asks the outer for more once half its concurrency of values was emitted (RxJava's
     /// scalar limit).
     fn replenish_scalars(&self, st: &mut State<U>) {
-        let limit = (self.config.max_concurrency / 2).max(1) as u64;
-        if st.scalars_done >= limit {
+        if st.scalars_done >= self.scalar_limit() {
             self.outer.add(st.scalars_done);
             st.scalars_done = 0;
         }

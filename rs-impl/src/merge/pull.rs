@@ -331,6 +331,9 @@ impl<U: Send + 'static> InnerVisitor<U> for Held<'_, U> {
         None
     }
 
+    // Inlined into the pull loop, where the source's kind is known: a value is taken without
+    // the enum ever being built.
+    #[inline(always)]
     fn source(self, source: InnerSource<U>) -> Self::Out {
         match source {
             InnerSource::Just(u) => self.core.take_value(self.st, u),

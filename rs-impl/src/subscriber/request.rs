@@ -121,22 +121,31 @@ impl Upstream {
         gate.request(&subscription, self.initial);
     }
 
-    /// Counts one consumed element and replenishes demand when a batch is used up.
+    /// Counts one consumed element and replenishes demand when a batch is used up. Inlined
+    /// into each subscriber's `on_next` (a call per element cost ten instructions of an
+    /// unbounded subscriber's thirty in a merge's typed lane); the request is out of line.
+    #[inline]
     pub(super) fn consumed_one(&mut self, gate: &Gate) {
         if self.batch == 0 {
             return;
         }
         self.consumed += 1;
         if self.consumed == self.batch {
-            self.consumed = 0;
-            if let Some(s) = &self.subscription {
-                if self.direct {
-                    // Our own subscription: a cancel from the handle meanwhile is fine, and
-                    // a request after it is ignored (3.6).
-                    s.request(self.batch);
-                } else {
-                    gate.request(s, self.batch);
-                }
+            self.replenish(gate);
+        }
+    }
+
+    /// A batch was used up: asks for the next one.
+    #[inline(never)]
+    fn replenish(&mut self, gate: &Gate) {
+        self.consumed = 0;
+        if let Some(s) = &self.subscription {
+            if self.direct {
+                // Our own subscription: a cancel from the handle meanwhile is fine, and a
+                // request after it is ignored (3.6).
+                s.request(self.batch);
+            } else {
+                gate.request(s, self.batch);
             }
         }
     }
