@@ -409,6 +409,12 @@ impl<U: Send + 'static> Core<U> {
         self.signal();
     }
 
+    /// With the drain held (the pulled outer's iterator ended inside the drain): the outer
+    /// completed; the pass that follows sees it, as it would see a signal's.
+    pub(super) fn outer_complete_held(&self) {
+        self.flags.fetch_or(OUTER_DONE, Ordering::AcqRel);
+    }
+
     /// The outer completed.
     pub(super) fn outer_complete(&self) {
         self.flags.fetch_or(OUTER_DONE, Ordering::AcqRel);
@@ -711,27 +717,37 @@ impl<U: Send + 'static> Core<U> {
         st.out.finished = true;
         self.flags.fetch_or(CANCELLED, Ordering::AcqRel);
         self.outer.release(st.outer_released);
-        for slot in st.inners.drain(..) {
-            if let Slot::Sub { inner, .. } = &slot {
-                inner.cancel();
+        // Each list looked at before it is drained: a subscription that ends with nothing
+        // left (the usual end) pays no drain of an empty list.
+        if !st.inners.is_empty() {
+            for slot in st.inners.drain(..) {
+                if let Slot::Sub { inner, .. } = &slot {
+                    inner.cancel();
+                }
+                drop_slot(slot);
             }
-            drop_slot(slot);
         }
-        for u in st.scalars.drain(..) {
-            panics::drop_guarded(u);
+        if !st.scalars.is_empty() {
+            for u in st.scalars.drain(..) {
+                panics::drop_guarded(u);
+            }
         }
-        for a in st.taken.drain(..) {
-            drop_arrival(a);
+        if !st.taken.is_empty() {
+            for a in st.taken.drain(..) {
+                drop_arrival(a);
+            }
         }
         self.discard_incoming();
         let counters = self.counters.counters();
-        counters
-            .passes
-            .fetch_add(st.out.passes, Ordering::Relaxed);
-        counters.fast.fetch_add(st.out.fast, Ordering::Relaxed);
-        counters
-            .typed
-            .fetch_add(st.out.typed, Ordering::Relaxed);
+        for (counter, n) in [
+            (&counters.passes, st.out.passes),
+            (&counters.fast, st.out.fast),
+            (&counters.typed, st.out.typed),
+        ] {
+            if n != 0 {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        }
         st.out.passes = 0;
         st.out.fast = 0;
         st.out.typed = 0;

@@ -181,6 +181,9 @@ enum Step<U> {
     /// The outer ended (its iterator ended, or it or the function panicked: the error is
     /// recorded).
     Ended,
+    /// The outer's iterator ended with the drain held: the end is recorded already, and the
+    /// pass that follows sees it (no drain entry of its own for the completion).
+    EndedHeld,
 }
 
 impl<J, F, T, U, I> PulledOuter<J, F, T, U>
@@ -214,7 +217,8 @@ where
                 return Step::Done;
             }
             let Some(inner) = self.next_inner(iter) else {
-                return Step::Ended;
+                self.core.outer_complete_held();
+                return Step::EndedHeld;
             };
             *left -= 1;
             let held = Held {
@@ -295,6 +299,10 @@ where
                 Step::Ended => {
                     panics::drop_guarded(slot.take());
                     self.core.outer_complete();
+                    return;
+                }
+                Step::EndedHeld => {
+                    panics::drop_guarded(slot.take());
                     return;
                 }
             }
