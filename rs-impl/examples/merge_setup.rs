@@ -5,15 +5,19 @@
 //! `cargo run --release -p rs-impl --example merge_setup -- <shape> [ops] [size]`, shape one
 //! of `merge-just` (`size` values), `merge-range` (one range of `size`), `flat-just` (a range
 //! of `size` mapped to values), `flat-range` (one range of `size`, as the inner of a flat
-//! map), `none` (the loop alone); `size` 1 by default (the setup cost), larger for the cost
+//! map), `futures-select-all` and `futures-flat-map` (the benchmark's peers, `size` values
+//! as `stream::once`s), `none` (the loop alone); `size` 1 by default (the setup cost), larger for the cost
 //! per element of the single-inner path (seed 003's `oneStreamOfNthatMergesIn1`,
 //! `merge1SyncStreamOfN`).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::future::ready;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use futures::executor::block_on;
+use futures::stream::{self, StreamExt};
 use rs_api::Publisher;
 use rs_impl::merge;
 use rs_impl::source::{from_iter, just, range};
@@ -72,6 +76,22 @@ fn main() {
             "merge-range" => op(&merge::merge(vec![range(a..b)]), &sum),
             "flat-just" => op(&range(a..b).flat_map(just, 128, 128), &sum),
             "flat-range" => op(&from_iter([a..b]).flat_map(range, 128, 128), &sum),
+            // The peers' ops, for their instructions in the same harness (the benchmark's
+            // `futures select_all` and `futures flat_map` of `once`).
+            "futures-select-all" => {
+                let s = stream::select_all((a..b).map(|x| stream::once(ready(x))));
+                block_on(s.for_each(|x| {
+                    sum.fetch_add(x, Ordering::Relaxed);
+                    ready(())
+                }));
+            }
+            "futures-flat-map" => {
+                let s = stream::iter(a..b).flat_map(|x| stream::once(ready(x)));
+                block_on(s.for_each(|x| {
+                    sum.fetch_add(x, Ordering::Relaxed);
+                    ready(())
+                }));
+            }
             "none" => {
                 sum.fetch_add((a..b).sum::<u64>(), Ordering::Relaxed);
             }

@@ -502,6 +502,9 @@ impl<U: Send + 'static> Core<U> {
 
     /// Moves the arrivals taken into the drain's own lists.
     fn admit(&self, st: &mut State<U>) {
+        if st.taken.is_empty() {
+            return;
+        }
         let mut taken = std::mem::take(&mut st.taken);
         for a in taken.drain(..) {
             admit_one(st, a);

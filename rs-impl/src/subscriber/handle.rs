@@ -11,6 +11,7 @@ use std::time::Duration;
 use rs_api::Error;
 
 use super::gate::Gate;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::{Arc, Condvar, Mutex};
 
 /// The outcome of a stream whose subscription was cancelled through the handle
@@ -101,10 +102,23 @@ pub struct Dropped;
 #[error("the outcome was already taken from this handle")]
 pub struct AlreadyTaken;
 
+/// What the outcome lock guards.
+struct Outcome<R> {
+    /// The outcome, until taken (it can be taken once).
+    value: Option<Result<R, Error>>,
+    /// Whether one was ever set.
+    set: bool,
+    /// Threads waiting on `ready`: the outcome notifies only when there is one, so that a
+    /// stream that ended before anyone waited (a synchronous one, the usual case) costs no
+    /// `futex` wake system call (std's `Condvar::notify_all` makes one whether or not anyone
+    /// waits: one per subscription, counted with `strace -c`).
+    waiting: usize,
+}
+
 /// The outcome slot shared between a subscriber and its handle.
 pub(super) struct Slot<R> {
-    /// The outcome, and whether one was ever set (it can be taken once).
-    outcome: Mutex<(Option<Result<R, Error>>, bool)>,
+    /// The outcome, whether one was set, and the waiting threads.
+    outcome: Mutex<Outcome<R>>,
     ready: Condvar,
     /// The task awaiting the handle, registered while the `outcome` lock is held.
     waker: Mutex<Option<Waker>>,
@@ -116,7 +130,11 @@ pub(super) struct Slot<R> {
 impl<R> Slot<R> {
     pub(super) fn new() -> Arc<Self> {
         Arc::new(Slot {
-            outcome: Mutex::new((None, false)),
+            outcome: Mutex::new(Outcome {
+                value: None,
+                set: false,
+                waiting: 0,
+            }),
             ready: Condvar::new(),
             waker: Mutex::new(None),
             gate: Gate::new(),
@@ -133,9 +151,12 @@ impl<R> Slot<R> {
     /// away, so a completed stream allocates nothing at the end).
     pub(super) fn complete_with(&self, outcome: impl FnOnce() -> Result<R, Error>) {
         let mut slot = self.outcome.lock();
-        if !slot.1 {
-            *slot = (Some(outcome()), true);
-            self.ready.notify_all();
+        if !slot.set {
+            slot.value = Some(outcome());
+            slot.set = true;
+            if slot.waiting != 0 {
+                self.ready.notify_all();
+            }
         }
         drop(slot);
         let waker = self.waker.lock().take();
@@ -147,10 +168,10 @@ impl<R> Slot<R> {
 
     fn poll(&self, cx: &mut Context<'_>) -> Poll<Result<R, Error>> {
         let mut slot = self.outcome.lock();
-        if let Some(outcome) = slot.0.take() {
+        if let Some(outcome) = slot.value.take() {
             return Poll::Ready(outcome);
         }
-        if slot.1 {
+        if slot.set {
             return Poll::Ready(Err(Error::new(AlreadyTaken)));
         }
         // Registered before `complete` can take the lock to set the outcome (it takes the
@@ -163,13 +184,21 @@ impl<R> Slot<R> {
     fn wait(&self) -> Result<R, Error> {
         let mut slot = self.outcome.lock();
         loop {
-            if let Some(outcome) = slot.0.take() {
+            if let Some(outcome) = slot.value.take() {
                 return outcome;
             }
-            if slot.1 {
+            if slot.set {
                 return Err(Error::new(AlreadyTaken));
             }
+            // Counted under the lock that `complete_with` checks it under, and the lock is
+            // released only inside `wait`: no lost wake-up.
+            if fault::active(Fault::WaiterCountedLate) {
+                drop(slot);
+                slot = self.outcome.lock();
+            }
+            slot.waiting += 1;
             slot = self.ready.wait(slot);
+            slot.waiting -= 1;
         }
     }
 
@@ -180,23 +209,25 @@ impl<R> Slot<R> {
         };
         let mut slot = self.outcome.lock();
         loop {
-            if let Some(outcome) = slot.0.take() {
+            if let Some(outcome) = slot.value.take() {
                 return Some(outcome);
             }
-            if slot.1 {
+            if slot.set {
                 return Some(Err(Error::new(AlreadyTaken)));
             }
             let now = std::time::Instant::now();
             if now >= deadline {
                 return None;
             }
+            slot.waiting += 1;
             let (s, _) = self.ready.wait_timeout(slot, deadline - now);
             slot = s;
+            slot.waiting -= 1;
         }
     }
 
     fn try_take(&self) -> Option<Result<R, Error>> {
-        self.outcome.lock().0.take()
+        self.outcome.lock().value.take()
     }
 
     fn cancel(&self) {

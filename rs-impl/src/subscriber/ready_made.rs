@@ -94,9 +94,11 @@ impl<C, R> Core<C, R> {
 
 impl<C, R> Drop for Core<C, R> {
     fn drop(&mut self) {
-        let cancelled = self.slot.cancelled();
-        self.slot.complete_with(|| {
-            Err(if cancelled {
+        // Whether the handle cancelled is looked at only when no outcome was set (under the
+        // outcome's lock, then the gate's: nothing takes them in the other order).
+        let slot = &self.slot;
+        slot.complete_with(|| {
+            Err(if slot.cancelled() {
                 Error::new(Cancelled)
             } else {
                 Error::new(Dropped)
