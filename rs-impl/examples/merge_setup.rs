@@ -3,7 +3,8 @@
 //! unbounded `for_each`, waited for), and prints the allocations per op. Run it under
 //! `perf stat -e instructions:u` for instructions per op:
 //! `cargo run --release -p rs-impl --example merge_setup -- <shape> [ops] [size]`, shape one
-//! of `merge-just` (`size` values), `merge-range` (one range of `size`), `flat-just` (a range
+//! of `merge-just` (`size` values), `merge-range` (one range of `size`), `merge-subscribed`
+//! (one range of `size` behind an `Arc<dyn Publisher>`: subscribed to), `flat-just` (a range
 //! of `size` mapped to values), `flat-range` (one range of `size`, as the inner of a flat
 //! map), `futures-select-all` and `futures-flat-map` (the benchmark's peers, `size` values
 //! as `stream::once`s), `none` (the loop alone); `size` 1 by default (the setup cost), larger for the cost
@@ -74,6 +75,10 @@ fn main() {
         match shape.as_str() {
             "merge-just" => op(&merge::merge((a..b).map(just).collect::<Vec<_>>()), &sum),
             "merge-range" => op(&merge::merge(vec![range(a..b)]), &sum),
+            "merge-subscribed" => {
+                let inner: Arc<dyn Publisher<u64> + Send + Sync> = Arc::new(range(a..b));
+                op(&merge::merge(vec![inner]), &sum)
+            }
             "flat-just" => op(&range(a..b).flat_map(just, 128, 128), &sum),
             "flat-range" => op(&from_iter([a..b]).flat_map(range, 128, 128), &sum),
             // The peers' ops, for their instructions in the same harness (the benchmark's

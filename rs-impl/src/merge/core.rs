@@ -147,10 +147,19 @@ impl OuterRequests {
     }
 
     /// Makes the pending requests, unless another caller is making them (it will see these).
+    /// Inlined: it runs after every element of the fast path, where nothing is pending but
+    /// once in a batch (a call that returned at once was 17 instructions of a subscribed
+    /// inner's 127 per element).
+    #[inline]
     fn flush(&self) {
-        if self.pending.load(Ordering::Acquire) == 0 {
-            return;
+        if self.pending.load(Ordering::Acquire) != 0 {
+            self.flush_pending();
         }
+    }
+
+    /// [`flush`](Self::flush) with something pending.
+    #[inline(never)]
+    fn flush_pending(&self) {
         if self.wip.fetch_add(1, Ordering::AcqRel) != 0 {
             return;
         }

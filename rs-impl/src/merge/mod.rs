@@ -213,6 +213,7 @@ impl MergeConfig {
     }
 
     /// The batch an inner is replenished by: a quarter of its prefetch (RxJava's flatMap).
+    #[inline]
     pub(crate) fn replenish(&self) -> usize {
         (self.prefetch / 4).max(1)
     }
