@@ -225,7 +225,8 @@ impl<U: Send + 'static> Core<U> {
     ) -> StdArc<Self> {
         counters
             .counters()
-            .subscriptions.fetch_add(1, Ordering::Relaxed);
+            .subscriptions
+            .fetch_add(1, Ordering::Relaxed);
         let core = StdArc::new(Core {
             drain: DrainLoop::new(State {
                 out: Out {

@@ -285,6 +285,21 @@ pub(crate) trait Counted: Send + Sync {
     fn counters(&self) -> &Counters;
 }
 
+/// What a [`FlatMap`] shares with its clones and its subscriptions, in one block: the
+/// function each outer element is mapped with, and the counters behind [`FlatMap::stats`].
+pub(crate) struct Shared<F> {
+    /// The function.
+    pub(crate) f: F,
+    /// The counters of every subscription.
+    pub(crate) counters: Counters,
+}
+
+impl<F: Send + Sync> Counted for Shared<F> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}
+
 impl Counters {
     pub(crate) fn snapshot(&self) -> MergeStats {
         MergeStats {

@@ -11,7 +11,7 @@ use rs_api::{BoxSubscriber, Error, Publisher};
 use super::core::Core;
 use super::inner::Inner;
 use super::subscribers::OuterSubscriber;
-use super::{Counted, Counters, MergeConfig, MergeStats};
+use super::{Counters, MergeConfig, MergeStats, Shared};
 use crate::flow::FlowPublisher;
 use crate::island::Runtime;
 use crate::panics;
@@ -136,19 +136,6 @@ where
             ));
             core.error(e, true);
         }
-    }
-}
-
-/// What a [`FlatMap`] shares with its clones and its subscriptions, in one block: the
-/// function each outer element is mapped with, and the counters behind [`FlatMap::stats`].
-pub(super) struct Shared<F> {
-    pub(super) f: F,
-    pub(super) counters: Counters,
-}
-
-impl<F: Send + Sync> Counted for Shared<F> {
-    fn counters(&self) -> &Counters {
-        &self.counters
     }
 }
 

@@ -16,10 +16,11 @@ use rs_api::{BoxSubscriber, Error, Publisher, Subscription};
 
 use super::core::{Core, State};
 use super::inner::{Inner, InnerSource, InnerVisitor};
-use super::publisher::{FlatMap, OuterPulled, Shared};
+use super::publisher::{FlatMap, OuterPulled};
 use super::subscribers::start_inner;
 use super::typed::Start;
 use super::MergeConfig;
+use super::Shared;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;

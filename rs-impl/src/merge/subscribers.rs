@@ -12,8 +12,7 @@ use super::core::{Arrival, Core};
 use super::inner::{Inner, InnerSource};
 use super::shared::InnerShared;
 use super::typed::Start;
-use super::publisher::Shared;
-use super::MergeError;
+use super::{MergeError, Shared};
 use crate::handoff::SpscProducer;
 use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::Ordering;
@@ -59,7 +58,11 @@ impl<U: Send + 'static> InnerSubscriber<U> {
         let producer = match &mut self.producer {
             Some(p) => p,
             None => {
-                self.core.counters.counters().queues.fetch_add(1, Ordering::Relaxed);
+                self.core
+                    .counters
+                    .counters()
+                    .queues
+                    .fetch_add(1, Ordering::Relaxed);
                 self.producer.insert(self.inner.make_queue(capacity))
             }
         };

@@ -205,7 +205,7 @@ mod tests {
         let other: SubscriptionRef = std::sync::Arc::new(Counting::default());
         let s: SubscriptionRef = std::sync::Arc::new(Counting::default());
         let gate = Gate::new();
-            let mut up = Upstream::new(RequestStrategy::OneByOne);
+        let mut up = Upstream::new(RequestStrategy::OneByOne);
         let _mark = crate::demand::concurrent_calls(&other);
         up.on_subscribe(&gate, s);
         assert!(!up.direct);
