@@ -80,6 +80,8 @@ fn main() {
                 op(&merge::merge(vec![inner]), &sum)
             }
             "flat-just" => op(&range(a..b).flat_map(just, 128, 128), &sum),
+            // One range as the outer's only element (the benchmark's `from_iter(chunks)`).
+            #[allow(clippy::single_range_in_vec_init)]
             "flat-range" => op(&from_iter([a..b]).flat_map(range, 128, 128), &sum),
             // The peers' ops, for their instructions in the same harness (the benchmark's
             // `futures select_all` and `futures flat_map` of `once`).
