@@ -113,6 +113,9 @@ struct Outcome<R> {
     /// `futex` wake system call (std's `Condvar::notify_all` makes one whether or not anyone
     /// waits: one per subscription, counted with `strace -c`).
     waiting: usize,
+    /// The task awaiting the handle (under the same lock: set and taken without a lock of
+    /// its own).
+    waker: Option<Waker>,
 }
 
 /// The outcome slot shared between a subscriber and its handle.
@@ -120,8 +123,6 @@ pub(super) struct Slot<R> {
     /// The outcome, whether one was set, and the waiting threads.
     outcome: Mutex<Outcome<R>>,
     ready: Condvar,
-    /// The task awaiting the handle, registered while the `outcome` lock is held.
-    waker: Mutex<Option<Waker>>,
     /// The calls on the subscription, for the handle's `cancel` (inline: the slot is the
     /// one block a ready-made subscriber and its handle share).
     pub(super) gate: Gate,
@@ -134,9 +135,9 @@ impl<R> Slot<R> {
                 value: None,
                 set: false,
                 waiting: 0,
+                waker: None,
             }),
             ready: Condvar::new(),
-            waker: Mutex::new(None),
             gate: Gate::new(),
         })
     }
@@ -158,8 +159,8 @@ impl<R> Slot<R> {
                 self.ready.notify_all();
             }
         }
+        let waker = slot.waker.take();
         drop(slot);
-        let waker = self.waker.lock().take();
         if let Some(w) = waker {
             w.wake();
         }
@@ -174,9 +175,9 @@ impl<R> Slot<R> {
         if slot.set {
             return Poll::Ready(Err(Error::new(AlreadyTaken)));
         }
-        // Registered before `complete` can take the lock to set the outcome (it takes the
-        // waker only after): no lost wake-up.
-        *self.waker.lock() = Some(cx.waker().clone());
+        // Registered under the lock `complete` sets the outcome and takes the waker under:
+        // no lost wake-up.
+        slot.waker = Some(cx.waker().clone());
         drop(slot);
         Poll::Pending
     }
