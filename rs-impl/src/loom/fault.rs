@@ -87,6 +87,11 @@ faults! {
     OpenIgnoresCancel,
     /// An inbound stream's cancel does not run the drain that drops the subscriber.
     CancelSkipsDrain,
+    // --- the ready-made subscribers' handle (`crate::subscriber`)
+    /// A thread about to wait on the handle counts itself as waiting only after letting the
+    /// outcome's lock go once (the outcome, which notifies only counted waiters, can be set in
+    /// between, and the wait is never woken).
+    WaiterCountedLate,
     // --- keyed lanes (`crate::lanes`)
     /// The dispatcher drops an element whose lane is full instead of holding it.
     LaneFullDrops,

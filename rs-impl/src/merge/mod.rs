@@ -213,6 +213,7 @@ impl MergeConfig {
     }
 
     /// The batch an inner is replenished by: a quarter of its prefetch (RxJava's flatMap).
+    #[inline]
     pub(crate) fn replenish(&self) -> usize {
         (self.prefetch / 4).max(1)
     }
@@ -274,6 +275,29 @@ pub(crate) struct Counters {
     pub(crate) passes: AtomicU64,
     pub(crate) fast: AtomicU64,
     pub(crate) typed: AtomicU64,
+}
+
+/// Whatever holds a merge publisher's [`Counters`]: the block a [`FlatMap`] shares with its
+/// clones and subscriptions (its function and its counters together), seen by a subscription
+/// without the function's type.
+pub(crate) trait Counted: Send + Sync {
+    /// The counters.
+    fn counters(&self) -> &Counters;
+}
+
+/// What a [`FlatMap`] shares with its clones and its subscriptions, in one block: the
+/// function each outer element is mapped with, and the counters behind [`FlatMap::stats`].
+pub(crate) struct Shared<F> {
+    /// The function.
+    pub(crate) f: F,
+    /// The counters of every subscription.
+    pub(crate) counters: Counters,
+}
+
+impl<F: Send + Sync> Counted for Shared<F> {
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
 }
 
 impl Counters {

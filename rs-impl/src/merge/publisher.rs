@@ -11,7 +11,7 @@ use rs_api::{BoxSubscriber, Error, Publisher};
 use super::core::Core;
 use super::inner::Inner;
 use super::subscribers::OuterSubscriber;
-use super::{Counters, MergeConfig, MergeStats};
+use super::{Counters, MergeConfig, MergeStats, Shared};
 use crate::flow::FlowPublisher;
 use crate::island::Runtime;
 use crate::panics;
@@ -35,9 +35,10 @@ pub struct OuterPulled;
 #[must_use = "a publisher does nothing until subscribed to"]
 pub struct FlatMap<P, F, T, U, D = OuterSubscribed> {
     pub(super) outer: P,
-    pub(super) f: StdArc<F>,
+    /// The function and the counters: one block for the publisher, its clones and their
+    /// subscriptions.
+    pub(super) shared: StdArc<Shared<F>>,
     pub(super) config: MergeConfig,
-    pub(super) counters: StdArc<Counters>,
     _t: PhantomData<fn(T) -> (U, D)>,
 }
 
@@ -45,9 +46,8 @@ impl<P: Clone, F, T, U, D> Clone for FlatMap<P, F, T, U, D> {
     fn clone(&self) -> Self {
         FlatMap {
             outer: self.outer.clone(),
-            f: self.f.clone(),
+            shared: self.shared.clone(),
             config: self.config,
-            counters: self.counters.clone(),
             _t: PhantomData,
         }
     }
@@ -66,9 +66,11 @@ impl<P, F, T, U, D> FlatMap<P, F, T, U, D> {
     pub(crate) fn new(outer: P, f: F, config: MergeConfig) -> Self {
         FlatMap {
             outer,
-            f: StdArc::new(f),
+            shared: StdArc::new(Shared {
+                f,
+                counters: Counters::default(),
+            }),
             config: config.checked(),
-            counters: StdArc::new(Counters::default()),
             _t: PhantomData,
         }
     }
@@ -93,7 +95,7 @@ impl<P, F, T, U, D> FlatMap<P, F, T, U, D> {
     /// assert_eq!(stats.queues, 0);
     /// ```
     pub fn stats(&self) -> MergeStats {
-        self.counters.snapshot()
+        self.shared.counters.snapshot()
     }
 
     /// The configuration.
@@ -120,11 +122,11 @@ where
     F: Fn(T) -> I + Send + Sync + 'static,
 {
     fn subscribe(&self, subscriber: BoxSubscriber<U>) {
-        let core = Core::start(subscriber, self.config, self.counters.clone());
+        let core = Core::start(subscriber, self.config, self.shared.clone());
         if core.is_cancelled() {
             return; // cancelled (or panicked) in `on_subscribe`
         }
-        let outer = OuterSubscriber::new(core.clone(), self.f.clone());
+        let outer = OuterSubscriber::new(core.clone(), self.shared.clone());
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| {
             self.outer.subscribe(Box::new(outer));
         })) {

@@ -20,6 +20,7 @@ use super::publisher::{FlatMap, OuterPulled};
 use super::subscribers::start_inner;
 use super::typed::Start;
 use super::MergeConfig;
+use super::Shared;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
 use crate::panics;
@@ -133,7 +134,7 @@ where
     F: Fn(T) -> I + Send + Sync + 'static,
 {
     fn subscribe(&self, subscriber: BoxSubscriber<U>) {
-        let core = Core::start(subscriber, self.config, self.counters.clone());
+        let core = Core::start(subscriber, self.config, self.shared.clone());
         if core.is_cancelled() {
             return; // cancelled (or panicked) in `on_subscribe`
         }
@@ -151,7 +152,7 @@ where
         };
         let pulled = StdArc::new(PulledOuter {
             core: core.clone(),
-            f: self.f.clone(),
+            shared: self.shared.clone(),
             iter: Mutex::new(Some(iter)),
             cancelled: AtomicBool::new(false),
             _t: PhantomData,
@@ -163,7 +164,8 @@ where
 /// The outer subscription of a pulled outer: its iterator, pulled on `request`.
 struct PulledOuter<J, F, T, U> {
     core: StdArc<Core<U>>,
-    f: StdArc<F>,
+    /// The function (with the publisher's counters).
+    shared: StdArc<Shared<F>>,
     /// Requests come serially (the core makes them under its own guard); `cancel` does not
     /// take this lock (it may come from inside a `request`, through the drain).
     iter: Mutex<Option<J>>,
@@ -180,6 +182,9 @@ enum Step<U> {
     /// The outer ended (its iterator ended, or it or the function panicked: the error is
     /// recorded).
     Ended,
+    /// The outer's iterator ended with the drain held: the end is recorded already, and the
+    /// pass that follows sees it (no drain entry of its own for the completion).
+    EndedHeld,
 }
 
 impl<J, F, T, U, I> PulledOuter<J, F, T, U>
@@ -192,7 +197,7 @@ where
 {
     /// The next element of the outer, mapped; `None` when the outer ended (an error recorded).
     fn next_inner(&self, iter: &mut J) -> Option<I> {
-        match catch_unwind(AssertUnwindSafe(|| iter.next().map(|t| (self.f)(t)))) {
+        match catch_unwind(AssertUnwindSafe(|| iter.next().map(|t| (self.shared.f)(t)))) {
             Ok(Some(i)) => Some(i),
             Ok(None) => None,
             Err(p) => {
@@ -213,7 +218,8 @@ where
                 return Step::Done;
             }
             let Some(inner) = self.next_inner(iter) else {
-                return Step::Ended;
+                self.core.outer_complete_held();
+                return Step::EndedHeld;
             };
             *left -= 1;
             let held = Held {
@@ -296,6 +302,10 @@ where
                     self.core.outer_complete();
                     return;
                 }
+                Step::EndedHeld => {
+                    panics::drop_guarded(slot.take());
+                    return;
+                }
             }
         }
     }
@@ -330,6 +340,9 @@ impl<U: Send + 'static> InnerVisitor<U> for Held<'_, U> {
         None
     }
 
+    // Inlined into the pull loop, where the source's kind is known: a value is taken without
+    // the enum ever being built.
+    #[inline(always)]
     fn source(self, source: InnerSource<U>) -> Self::Out {
         match source {
             InnerSource::Just(u) => self.core.take_value(self.st, u),

@@ -12,7 +12,7 @@ use super::core::{Arrival, Core};
 use super::inner::{Inner, InnerSource};
 use super::shared::InnerShared;
 use super::typed::Start;
-use super::MergeError;
+use super::{MergeError, Shared};
 use crate::handoff::SpscProducer;
 use crate::loom::fault::{self, Fault};
 use crate::loom::sync::atomic::Ordering;
@@ -58,7 +58,11 @@ impl<U: Send + 'static> InnerSubscriber<U> {
         let producer = match &mut self.producer {
             Some(p) => p,
             None => {
-                self.core.counters.queues.fetch_add(1, Ordering::Relaxed);
+                self.core
+                    .counters
+                    .counters()
+                    .queues
+                    .fetch_add(1, Ordering::Relaxed);
                 self.producer.insert(self.inner.make_queue(capacity))
             }
         };
@@ -187,7 +191,8 @@ impl<U: Send + 'static> Subscriber<U> for InnerSubscriber<U> {
 /// inner and starts it.
 pub(crate) struct OuterSubscriber<T, U, F> {
     core: StdArc<Core<U>>,
-    f: StdArc<F>,
+    /// The function (with the publisher's counters).
+    shared: StdArc<Shared<F>>,
     subscribed: bool,
     ended: bool,
     _t: PhantomData<fn(T)>,
@@ -202,10 +207,10 @@ impl<T, U, F> fmt::Debug for OuterSubscriber<T, U, F> {
 }
 
 impl<T, U, F> OuterSubscriber<T, U, F> {
-    pub(crate) fn new(core: StdArc<Core<U>>, f: StdArc<F>) -> Self {
+    pub(crate) fn new(core: StdArc<Core<U>>, shared: StdArc<Shared<F>>) -> Self {
         OuterSubscriber {
             core,
-            f,
+            shared,
             subscribed: false,
             ended: false,
             _t: PhantomData,
@@ -232,7 +237,7 @@ where
         if self.ended || self.core.is_cancelled() {
             return;
         }
-        let (f, core) = (&self.f, &self.core);
+        let (f, core) = (&self.shared.f, &self.core);
         // A typed iterator is drained inside `visit` (its own calls guarded there); any other
         // inner comes back as its source.
         let source = match catch_unwind(AssertUnwindSafe(|| f(t).visit(Start(core)))) {
@@ -276,6 +281,7 @@ pub(crate) fn start_inner<U: Send + 'static>(core: &StdArc<Core<U>>, source: Inn
         InnerSource::Iter(it) => core.arrive(Arrival::Iter(it)),
         InnerSource::Publisher(p) => {
             core.counters
+                .counters()
                 .inner_subscriptions
                 .fetch_add(1, Ordering::Relaxed);
             let inner = StdArc::new(InnerShared::new());

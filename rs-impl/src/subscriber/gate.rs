@@ -4,7 +4,7 @@
 use rs_api::SubscriptionRef;
 
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::Mutex;
 
 /// Serialises the calls made on one subscription by a ready-made subscriber (its requests,
 /// from inside its signals) and by its [`Handle`] (`cancel`, from any thread): rule 2.7.
@@ -40,11 +40,12 @@ struct Link {
 }
 
 impl Gate {
-    pub(super) fn new() -> Arc<Self> {
-        Arc::new(Gate {
+    /// A gate kept inline in the outcome slot (no allocation of its own).
+    pub(super) fn new() -> Self {
+        Gate {
             state: AtomicUsize::new(0),
             link: Mutex::new(Link::default()),
-        })
+        }
     }
 
     /// Keeps `s` for the handle's `cancel`; `false` if the handle cancelled already.

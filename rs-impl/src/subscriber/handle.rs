@@ -11,6 +11,7 @@ use std::time::Duration;
 use rs_api::Error;
 
 use super::gate::Gate;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::{Arc, Condvar, Mutex};
 
 /// The outcome of a stream whose subscription was cancelled through the handle
@@ -101,36 +102,65 @@ pub struct Dropped;
 #[error("the outcome was already taken from this handle")]
 pub struct AlreadyTaken;
 
+/// What the outcome lock guards.
+struct Outcome<R> {
+    /// The outcome, until taken (it can be taken once).
+    value: Option<Result<R, Error>>,
+    /// Whether one was ever set.
+    set: bool,
+    /// Threads waiting on `ready`: the outcome notifies only when there is one, so that a
+    /// stream that ended before anyone waited (a synchronous one, the usual case) costs no
+    /// `futex` wake system call (std's `Condvar::notify_all` makes one whether or not anyone
+    /// waits: one per subscription, counted with `strace -c`).
+    waiting: usize,
+    /// The task awaiting the handle (under the same lock: set and taken without a lock of
+    /// its own).
+    waker: Option<Waker>,
+}
+
 /// The outcome slot shared between a subscriber and its handle.
 pub(super) struct Slot<R> {
-    /// The outcome, and whether one was ever set (it can be taken once).
-    outcome: Mutex<(Option<Result<R, Error>>, bool)>,
+    /// The outcome, whether one was set, and the waiting threads.
+    outcome: Mutex<Outcome<R>>,
     ready: Condvar,
-    /// The task awaiting the handle, registered while the `outcome` lock is held.
-    waker: Mutex<Option<Waker>>,
-    /// The calls on the subscription, for the handle's `cancel`.
-    pub(super) gate: Arc<Gate>,
+    /// The calls on the subscription, for the handle's `cancel` (inline: the slot is the
+    /// one block a ready-made subscriber and its handle share).
+    pub(super) gate: Gate,
 }
 
 impl<R> Slot<R> {
     pub(super) fn new() -> Arc<Self> {
         Arc::new(Slot {
-            outcome: Mutex::new((None, false)),
+            outcome: Mutex::new(Outcome {
+                value: None,
+                set: false,
+                waiting: 0,
+                waker: None,
+            }),
             ready: Condvar::new(),
-            waker: Mutex::new(None),
             gate: Gate::new(),
         })
     }
 
     /// Sets the outcome unless one is set already.
     pub(super) fn complete(&self, outcome: Result<R, Error>) {
+        self.complete_with(|| outcome);
+    }
+
+    /// Sets the outcome `outcome` makes, unless one is set already (then `outcome` is not
+    /// called: a subscriber dropped after its terminal signal makes no error it would throw
+    /// away, so a completed stream allocates nothing at the end).
+    pub(super) fn complete_with(&self, outcome: impl FnOnce() -> Result<R, Error>) {
         let mut slot = self.outcome.lock();
-        if !slot.1 {
-            *slot = (Some(outcome), true);
-            self.ready.notify_all();
+        if !slot.set {
+            slot.value = Some(outcome());
+            slot.set = true;
+            if slot.waiting != 0 {
+                self.ready.notify_all();
+            }
         }
+        let waker = slot.waker.take();
         drop(slot);
-        let waker = self.waker.lock().take();
         if let Some(w) = waker {
             w.wake();
         }
@@ -139,15 +169,15 @@ impl<R> Slot<R> {
 
     fn poll(&self, cx: &mut Context<'_>) -> Poll<Result<R, Error>> {
         let mut slot = self.outcome.lock();
-        if let Some(outcome) = slot.0.take() {
+        if let Some(outcome) = slot.value.take() {
             return Poll::Ready(outcome);
         }
-        if slot.1 {
+        if slot.set {
             return Poll::Ready(Err(Error::new(AlreadyTaken)));
         }
-        // Registered before `complete` can take the lock to set the outcome (it takes the
-        // waker only after): no lost wake-up.
-        *self.waker.lock() = Some(cx.waker().clone());
+        // Registered under the lock `complete` sets the outcome and takes the waker under:
+        // no lost wake-up.
+        slot.waker = Some(cx.waker().clone());
         drop(slot);
         Poll::Pending
     }
@@ -155,13 +185,21 @@ impl<R> Slot<R> {
     fn wait(&self) -> Result<R, Error> {
         let mut slot = self.outcome.lock();
         loop {
-            if let Some(outcome) = slot.0.take() {
+            if let Some(outcome) = slot.value.take() {
                 return outcome;
             }
-            if slot.1 {
+            if slot.set {
                 return Err(Error::new(AlreadyTaken));
             }
+            // Counted under the lock that `complete_with` checks it under, and the lock is
+            // released only inside `wait`: no lost wake-up.
+            if fault::active(Fault::WaiterCountedLate) {
+                drop(slot);
+                slot = self.outcome.lock();
+            }
+            slot.waiting += 1;
             slot = self.ready.wait(slot);
+            slot.waiting -= 1;
         }
     }
 
@@ -172,23 +210,25 @@ impl<R> Slot<R> {
         };
         let mut slot = self.outcome.lock();
         loop {
-            if let Some(outcome) = slot.0.take() {
+            if let Some(outcome) = slot.value.take() {
                 return Some(outcome);
             }
-            if slot.1 {
+            if slot.set {
                 return Some(Err(Error::new(AlreadyTaken)));
             }
             let now = std::time::Instant::now();
             if now >= deadline {
                 return None;
             }
+            slot.waiting += 1;
             let (s, _) = self.ready.wait_timeout(slot, deadline - now);
             slot = s;
+            slot.waiting -= 1;
         }
     }
 
     fn try_take(&self) -> Option<Result<R, Error>> {
-        self.outcome.lock().0.take()
+        self.outcome.lock().value.take()
     }
 
     fn cancel(&self) {

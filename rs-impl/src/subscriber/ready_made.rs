@@ -38,7 +38,7 @@ impl<C, R> Core<C, R> {
         strategy.check();
         let slot = Slot::new();
         let core = Core {
-            upstream: Upstream::new(strategy, slot.gate.clone()),
+            upstream: Upstream::new(strategy),
             consumer,
             slot: slot.clone(),
             panicked: false,
@@ -47,7 +47,7 @@ impl<C, R> Core<C, R> {
     }
 
     fn on_subscribe(&mut self, subscription: SubscriptionRef) {
-        self.upstream.on_subscribe(subscription);
+        self.upstream.on_subscribe(&self.slot.gate, subscription);
     }
 
     fn on_next<T>(&mut self, item: T)
@@ -59,7 +59,7 @@ impl<C, R> Core<C, R> {
         }
         let consumer = &mut self.consumer;
         match crate::panics::guard("on_next", || consumer.consume(item)) {
-            Ok(()) => self.upstream.consumed_one(),
+            Ok(()) => self.upstream.consumed_one(&self.slot.gate),
             Err(violation) => {
                 // The panic ends this subscriber, not the publisher's thread: the subscriber
                 // cancels (2.13 asks signals to return normally) and reports its own outcome.
@@ -69,7 +69,7 @@ impl<C, R> Core<C, R> {
                     other => other.to_string(),
                 };
                 // Cancel first: the outcome's slot forgets the subscription once set.
-                self.upstream.cancel();
+                self.upstream.cancel(&self.slot.gate);
                 self.slot
                     .complete(Err(Error::new(Panicked::new("on_next", message))));
             }
@@ -94,12 +94,16 @@ impl<C, R> Core<C, R> {
 
 impl<C, R> Drop for Core<C, R> {
     fn drop(&mut self) {
-        let outcome = if self.slot.cancelled() {
-            Error::new(Cancelled)
-        } else {
-            Error::new(Dropped)
-        };
-        self.slot.complete(Err(outcome));
+        // Whether the handle cancelled is looked at only when no outcome was set (under the
+        // outcome's lock, then the gate's: nothing takes them in the other order).
+        let slot = &self.slot;
+        slot.complete_with(|| {
+            Err(if slot.cancelled() {
+                Error::new(Cancelled)
+            } else {
+                Error::new(Dropped)
+            })
+        });
     }
 }
 

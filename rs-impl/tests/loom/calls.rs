@@ -1,12 +1,13 @@
 //! A ready-made subscriber's own calls on its subscription: `request` from inside `on_next`
-//! racing its handle's `cancel` from another thread.
+//! racing its handle's `cancel` from another thread; and its terminal signal racing a thread
+//! that waits on the handle (the outcome notifies only a waiter it counted).
 
 use std::sync::Arc as StdArc;
 
 use rs_api::{Subscriber, Subscription, SubscriptionRef};
 use rs_impl::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use rs_impl::loom::thread;
-use rs_impl::subscriber::{collect, Handle};
+use rs_impl::subscriber::{collect, Handle, RequestStrategy};
 
 /// A subscription that flags overlapping calls and counts them.
 #[derive(Debug, Default)]
@@ -102,4 +103,31 @@ crate::loom_rejects!(
         handle.detach(); // the twin cancels directly; dropping the handle would cancel too
         crate::broken::BrokenDirectCancel(s.clone())
     })
+);
+
+/// No lost wake-up: a thread blocked in `Handle::wait` while the stream completes on another
+/// thread is woken. The outcome notifies only when a waiter is counted (a stream that ended
+/// before anyone waited makes no `futex` wake call), so the waiter must count itself under the
+/// lock the outcome is set under, with no gap before its wait.
+fn wait_racing_completion() {
+    let (subscriber, handle) = collect::<u8>(RequestStrategy::Unbounded);
+    let t = thread::spawn(move || {
+        let mut subscriber = subscriber;
+        subscriber.on_next(7);
+        subscriber.on_complete();
+    });
+    assert_eq!(handle.wait().expect("completed"), vec![7]);
+    t.join().expect("the completing thread");
+}
+
+#[test]
+fn handle_wait_racing_completion() {
+    loom::model(wait_racing_completion);
+}
+
+crate::loom_rejects!(
+    calls_model_rejects_a_waiter_counted_after_the_lock,
+    "deadlock",
+    fault rs_impl::loom::Fault::WaiterCountedLate,
+    wait_racing_completion
 );

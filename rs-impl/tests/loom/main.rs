@@ -17,6 +17,7 @@
 //! | `cancel.rs` | cancel racing emission, twice, then a request | 1.8, 3.5–3.7, 3.12, 3.13 |
 //! | `terminal.rs` | completion / error racing an in-flight `on_next` | 1.7, 1.6, 3.9 |
 //! | `calls.rs` | the subscriber's `request` racing its handle's `cancel` | 2.7, 3.6, 3.7 |
+//! | `calls.rs` | `Handle::wait` racing the completion on another thread (twin: a waiter counted after letting the lock go, which the outcome, notifying only counted waiters, never wakes) | no lost wake-up |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
 //! | `fanout.rs` | join and cancel racing publish; requests from two threads; completion racing a late join; async send racing a request; a blocked sender racing a request (the drainer's credit handed back) | 1.1, 1.3, 1.5, 3.13, no lost wake-up, no leak |

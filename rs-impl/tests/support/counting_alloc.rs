@@ -4,6 +4,7 @@
 //! process's global allocator).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Allocations by every thread (alloc, alloc_zeroed, realloc).
@@ -13,20 +14,40 @@ pub(crate) static ALLOCS: AtomicU64 = AtomicU64::new(0);
 #[allow(dead_code)] // not every test target reads the bytes
 pub(crate) static BYTES: AtomicU64 = AtomicU64::new(0);
 
+std::thread_local! {
+    /// Allocations by this thread (const-initialised, no destructor: counting it allocates
+    /// nothing and registers nothing).
+    static THREAD: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Allocations made so far by the calling thread: for a target whose work all runs on the
+/// test's own thread, immune to what the test harness's other threads allocate meanwhile.
+#[allow(dead_code)] // not every test target counts per thread
+pub(crate) fn thread_allocs() -> u64 {
+    THREAD.with(Cell::get)
+}
+
+/// Counts one allocation, for every thread and for this one.
+fn count(size: usize) {
+    ALLOCS.fetch_add(1, Ordering::Relaxed);
+    BYTES.fetch_add(size as u64, Ordering::Relaxed);
+    // `try_with`: a thread being torn down still allocates (and is counted above).
+    let _ = THREAD.try_with(|n| n.set(n.get() + 1));
+}
+
 struct Counting;
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged (so the
-// `GlobalAlloc` contract is `System`'s); the counters are plain atomics that never allocate.
+// `GlobalAlloc` contract is `System`'s); the counters are plain atomics and a const-initialised
+// thread-local `Cell` without destructor, none of which allocates.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        count(layout.size());
         // SAFETY: the caller upholds `alloc`'s contract, which is `System::alloc`'s.
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        count(layout.size());
         // SAFETY: as for `alloc`.
         unsafe { System.alloc_zeroed(layout) }
     }
@@ -35,8 +56,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        count(new_size);
         // SAFETY: `ptr` came from `System` with `layout`; the caller upholds `realloc`'s rules.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
