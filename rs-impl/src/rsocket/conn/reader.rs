@@ -10,6 +10,17 @@
 //! With inbound lanes ([`lanes`](crate::rsocket::lanes)) the reader hands the frames of the
 //! peer's streams to the lanes and goes on reading control frames while one waits for room;
 //! it stops reading at the next frame for a lane.
+//!
+//! **One read, one pass (one lane).** The frames of one read are decoded straight from the
+//! read buffer and handled one after the other on this task, each through a small
+//! `poll_fn` ([`Reader::poll_whole`]) rather than a future of its own; a frame that must wait
+//! (for room in the writer's queue, for its stream's `inbound_buffer`) stays in its slot
+//! and the reader waits there, reading nothing more. A request_response whose handler is
+//! ready at once is answered in this pass ([`dispatch`](crate::rsocket::dispatch)), and the
+//! answers of the whole read go out in one write at its end
+//! ([`flush_inline`](writer::flush_inline)). Counted on RemotePingPong (30 clients, 50 in
+//! flight each, callgrind): 6,253 instructions per round trip before this pass and the
+//! related changes of its commit, 5,462 after.
 
 use std::collections::HashMap;
 use std::task::{ready, Context, Poll};
