@@ -434,3 +434,36 @@ fn closing_the_client_ends_its_streams() {
         server.connections() == 0
     });
 }
+
+/// `metadata::route` reads the usual shape (one routing entry of one tag, as `Route` writes
+/// it) at once, and every other shape through the entries: both give the same answers.
+#[test]
+fn route_reads_the_usual_shape_as_any_other() {
+    use rs_impl::rsocket::metadata::{self, CompositeMetadata};
+    use rs_impl::rsocket::Route;
+
+    let usual = Route::new("prices.btc");
+    assert_eq!(metadata::route(usual.metadata()), Ok(Some("prices.btc")));
+    assert_eq!(metadata::route(Route::new("").metadata()), Ok(Some("")));
+    // The same entry followed by another, and preceded by another: the entries' way.
+    let after = CompositeMetadata::new()
+        .push_route("prices.btc")
+        .push("application/json", b"{}")
+        .build();
+    assert_eq!(metadata::route(&after), Ok(Some("prices.btc")));
+    let before = CompositeMetadata::new()
+        .push("application/json", b"{}")
+        .push_route("prices.btc")
+        .build();
+    assert_eq!(metadata::route(&before), Ok(Some("prices.btc")));
+    // Two tags in the routing entry: the first is the route.
+    let two = [0xFE, 0, 0, 4, 1, b'a', 1, b'b'];
+    assert_eq!(metadata::route(&two), Ok(Some("a")));
+    // The usual shape with a tag that is not UTF-8: the error the entries' way gives.
+    let bad = [0xFE, 0, 0, 3, 2, 0xC3, 0x28];
+    let err = metadata::route(&bad).unwrap_err();
+    assert!(err.to_string().contains("not UTF-8"), "{err}");
+    // A tag longer than its entry: malformed, as before.
+    let short = [0xFE, 0, 0, 2, 5, b'a'];
+    assert!(metadata::route(&short).is_err());
+}

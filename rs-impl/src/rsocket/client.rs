@@ -210,7 +210,7 @@ impl Client {
         let conn = self.conn();
         let limit = conn.config.control_queue;
         futures::future::poll_fn(|cx| conn.outbox.poll_below(cx, limit)).await;
-        conn.lease.lock().take(std::time::Instant::now())?;
+        conn.lease.lock().take(std::time::Instant::now)?;
         let payload = writer::with_route(Some(route.into()), payload);
         if conn.outbox.push(Out::Open(Opening::FireAndForget(payload))) {
             Ok(())

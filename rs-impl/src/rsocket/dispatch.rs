@@ -37,7 +37,7 @@ use super::payload::Payload;
 use super::pump::Pump;
 use super::response::ResponseSlot;
 use super::router::{ChannelInbound, Router};
-use super::table::{Part, Refused, Slot};
+use super::table::{Part, PayloadTarget, Refused, Slot};
 use crate::loom::sync::Arc;
 use crate::panics::panic_message;
 
@@ -179,8 +179,8 @@ impl Dispatch {
                 next,
                 payload,
                 ..
-            }) if *id != 0 => {
-                if let Some(inbound) = self.conn.table.inbound(*id) {
+            }) if *id != 0 => match self.conn.table.payload_target(*id, self.is_local(*id)) {
+                PayloadTarget::Inbound(inbound) => {
                     if *next {
                         let mut p = Some(std::mem::take(payload));
                         if inbound.poll_next(cx, &mut p).is_pending() {
@@ -194,7 +194,20 @@ impl Dispatch {
                     *slot = None;
                     return Poll::Ready(Ok(()));
                 }
-            }
+                PayloadTarget::Response(response) => {
+                    // "If a PAYLOAD for a REQUEST_RESPONSE is received that does not have a
+                    // COMPLETE flag set, the implementation MUST assume it is set".
+                    let answer = if *next {
+                        std::mem::take(payload)
+                    } else {
+                        Payload::default()
+                    };
+                    *slot = None;
+                    response.resolve(Ok(answer));
+                    return Poll::Ready(Ok(()));
+                }
+                PayloadTarget::None => {}
+            },
             _ => {}
         }
         match slot.take() {

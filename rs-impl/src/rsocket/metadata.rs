@@ -233,6 +233,16 @@ pub fn tags(routing: &[u8]) -> impl Iterator<Item = Result<&str, MetadataError>>
 /// assert_eq!(metadata::route(&[]), Ok(None));
 /// ```
 pub fn route(composite: &[u8]) -> Result<Option<&str>, MetadataError> {
+    // The usual shape, as `Route` and Spring write it: one entry, the well-known routing
+    // MIME id, one tag filling it. Read at once; any other shape goes through the entries.
+    if let [id, l0, l1, l2, tag_len, tag @ ..] = composite {
+        let len = ((*l0 as usize) << 16) | ((*l1 as usize) << 8) | *l2 as usize;
+        if *id == 0x80 | ROUTING_ID && len == tag.len() + 1 && *tag_len as usize == tag.len() {
+            return std::str::from_utf8(tag)
+                .map(Some)
+                .map_err(|_| malformed("routing metadata", "a tag that is not UTF-8"));
+        }
+    }
     for entry in entries(composite) {
         let (mime, body) = entry?;
         if mime.is_routing() {

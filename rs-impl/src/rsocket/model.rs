@@ -119,7 +119,10 @@ impl Model {
     /// The reader: a PAYLOAD(N) for stream `id`, dispatched as the reader does. `false` when
     /// the reader would have to wait for room.
     pub fn payload(&self, id: u32, data: &'static str) -> bool {
-        let Some(inbound) = self.conn.table.inbound(id) else {
+        let is_local = (id % 2 == 1) == (self.conn.role == super::table::Role::Client);
+        let super::table::PayloadTarget::Inbound(inbound) =
+            self.conn.table.payload_target(id, is_local)
+        else {
             return true;
         };
         let waker = futures::task::noop_waker();

@@ -201,22 +201,28 @@ impl Response {
 impl Future for Response {
     type Output = Result<Payload, RSocketError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let slot = self.slot.clone();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let slot = &this.slot;
         let mut s = slot.state.lock();
         if let Some(r) = s.result.take() {
-            self.done = true;
+            drop(s);
+            this.done = true;
             return Poll::Ready(r);
         }
         if matches!(s.phase, Phase::Done) {
-            self.done = true;
+            drop(s);
+            this.done = true;
             return Poll::Ready(Err(RSocketError::Closed(
                 "the response was already taken".into(),
             )));
         }
-        s.waker = Some(cx.waker().clone());
+        match &s.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => s.waker = Some(cx.waker().clone()),
+        }
         drop(s);
-        let first = !std::mem::replace(&mut self.sent, true);
+        let first = !std::mem::replace(&mut this.sent, true);
         if first
             && !slot
                 .conn

@@ -28,6 +28,30 @@ type FnfFn = Box<dyn Fn(Payload) + Send + Sync>;
 type ChannelFn = Box<dyn Fn(Payload, ChannelInbound) -> BoxPublisher<Payload> + Send + Sync>;
 type PushFn = Box<dyn Fn(Bytes) + Send + Sync>;
 
+/// FNV-1a over a route's bytes: every request looks its route up, and SipHash cost more
+/// than the rest of the lookup. No key is needed against a hostile peer: the map holds only
+/// the routes registered here, so a peer's route costs at most a probe of those.
+#[derive(Clone, Copy)]
+pub(crate) struct RouteHasher(u64);
+
+impl Default for RouteHasher {
+    fn default() -> Self {
+        RouteHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for RouteHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[derive(Default)]
 struct Handlers {
     stream: Option<StreamFn>,
@@ -72,7 +96,7 @@ struct Handlers {
 /// ```
 #[derive(Default)]
 pub struct Router {
-    routes: HashMap<Box<str>, Handlers>,
+    routes: HashMap<Box<str>, Handlers, std::hash::BuildHasherDefault<RouteHasher>>,
     metadata_push: Option<PushFn>,
 }
 

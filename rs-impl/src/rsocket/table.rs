@@ -109,6 +109,16 @@ struct Inner {
     keys: IdMap<u32>,
 }
 
+/// Where a PAYLOAD goes ([`StreamTable::payload_target`]).
+pub(crate) enum PayloadTarget {
+    /// The stream's inbound half.
+    Inbound(InRef),
+    /// This side's request_response, out of the table now.
+    Response(RespRef),
+    /// Neither: the frame is ignored or refused.
+    None,
+}
+
 /// Why the peer's request was not accepted.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Refused {
@@ -264,14 +274,33 @@ impl StreamTable {
         true
     }
 
-    /// The inbound half of stream `id`, if it is in the table.
-    pub(crate) fn inbound(&self, id: u32) -> Option<InRef> {
-        self.inner.lock().streams.get(&id)?.inbound.clone()
-    }
-
     /// The outbound half of stream `id`, if it is in the table.
     pub(crate) fn outbound(&self, id: u32) -> Option<OutRef> {
         self.inner.lock().streams.get(&id)?.outbound.clone()
+    }
+
+    /// Where a PAYLOAD on `id` goes, in one look: the stream's inbound half if it has one;
+    /// otherwise, with `response` (the id is this side's), this side's request_response on
+    /// `id`, taken out of the table as [`take_response`](Self::take_response) does.
+    pub(crate) fn payload_target(&self, id: u32, response: bool) -> PayloadTarget {
+        let mut t = self.inner.lock();
+        let Some(slot) = t.streams.get_mut(&id) else {
+            return PayloadTarget::None;
+        };
+        if let Some(inbound) = &slot.inbound {
+            return PayloadTarget::Inbound(inbound.clone());
+        }
+        if !response {
+            return PayloadTarget::None;
+        }
+        let Some(r) = slot.response.take() else {
+            return PayloadTarget::None;
+        };
+        if slot.is_empty() {
+            t.streams.remove(&id);
+            t.local -= 1;
+        }
+        PayloadTarget::Response(r)
     }
 
     /// Takes this side's request_response on `id` out of the table (its answer arrived).

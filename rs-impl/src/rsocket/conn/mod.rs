@@ -34,11 +34,13 @@ pub(crate) struct LeaseState {
 }
 
 impl LeaseState {
-    /// Takes one request from the lease, or says why not.
-    pub(crate) fn take(&mut self, now: Instant) -> Result<(), RSocketError> {
+    /// Takes one request from the lease, or says why not. The clock is read only under a
+    /// lease regime (`now` is called then), not for every request.
+    pub(crate) fn take(&mut self, now: impl FnOnce() -> Instant) -> Result<(), RSocketError> {
         if !self.enforced {
             return Ok(());
         }
+        let now = now();
         match self.expires {
             None => Err(RSocketError::NoLease("no LEASE received yet".into())),
             Some(t) if now >= t => Err(RSocketError::NoLease("the LEASE expired".into())),
@@ -72,6 +74,9 @@ pub(crate) struct Conn {
     pub(crate) lease: Mutex<LeaseState>,
     /// The LEASE this side granted, for the peer's requests (`None`: no lease regime).
     pub(crate) granted: Mutex<Option<Granted>>,
+    /// Set (once, never cleared) when this side first grants a LEASE: until then
+    /// [`Conn::admit`] takes no lock.
+    leasing: AtomicBool,
     closed: AtomicBool,
     /// Frames received so far (published by the reader after each read's frames): the
     /// keepalive timer sees the peer's silence as a count that stops growing.
@@ -103,6 +108,7 @@ impl Conn {
             config,
             lease: Mutex::new(LeaseState::default()),
             granted: Mutex::new(None),
+            leasing: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             frames_in: AtomicU64::new(0),
             lanes: AtomicUsize::new(0),
@@ -192,12 +198,16 @@ impl Conn {
             expires: Instant::now() + grant.ttl,
             remaining: grant.requests,
         });
+        self.leasing.store(true, Ordering::Release);
         self.send(lease_frame(grant));
     }
 
     /// The responder's lease check for one of the peer's requests: `false` when no LEASE of
     /// this side allows it (the request is then answered `ERROR[REJECTED]`).
     pub(crate) fn admit(&self) -> bool {
+        if !self.leasing.load(Ordering::Acquire) {
+            return true;
+        }
         let mut g = self.granted.lock();
         match g.as_mut() {
             None => true,

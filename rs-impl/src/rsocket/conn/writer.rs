@@ -285,7 +285,7 @@ fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStar
     match opening {
         Opening::Stream(inbound) => {
             let request = inbound.take_request()?;
-            if let Err(e) = conn.lease.lock().take(Instant::now()) {
+            if let Err(e) = conn.lease.lock().take(Instant::now) {
                 inbound.fail(e.into());
                 return None;
             }
@@ -343,7 +343,7 @@ fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStar
         }
         Opening::Response(slot) => {
             let (route, payload) = slot.take_request()?;
-            if let Err(e) = conn.lease.lock().take(Instant::now()) {
+            if let Err(e) = conn.lease.lock().take(Instant::now) {
                 slot.fail(e);
                 return None;
             }

@@ -207,22 +207,30 @@ fn fragmented(
         + if has_metadata { METADATA_LEN_LEN } else { 0 }
         + metadata.len()
         + data.len();
-    buf.reserve(whole + 3 * (1 + whole / (mtu - HEADER_LEN - METADATA_LEN_LEN)));
     if whole <= mtu {
-        let at = begin(buf);
+        // One frame: its fixed part assembled on the stack, then three copies into `buf`.
+        let mut head = [0u8; 3 + HEADER_LEN + 4 + METADATA_LEN_LEN];
         let m = if has_metadata { flag::METADATA } else { 0 };
-        header(buf, id, first_type, first_flags | m);
+        let flags = ((first_type as u16) << 10) | ((first_flags | m) & 0x3FF);
+        head[..3].copy_from_slice(&(whole as u32).to_be_bytes()[1..]);
+        head[3..7].copy_from_slice(&(id & MAX_U31).to_be_bytes());
+        head[7..9].copy_from_slice(&flags.to_be_bytes());
+        let mut k = 3 + HEADER_LEN;
         if let Some(n) = n {
-            buf.put_u32(n & MAX_U31);
+            head[k..k + 4].copy_from_slice(&(n & MAX_U31).to_be_bytes());
+            k += 4;
         }
         if has_metadata {
-            put_u24(buf, metadata.len());
-            buf.put_slice(metadata);
+            head[k..k + 3].copy_from_slice(&(metadata.len() as u32).to_be_bytes()[1..]);
+            k += 3;
         }
-        buf.put_slice(data);
-        finish(buf, at);
+        buf.reserve(3 + whole);
+        buf.extend_from_slice(&head[..k]);
+        buf.extend_from_slice(metadata);
+        buf.extend_from_slice(data);
         return;
     }
+    buf.reserve(whole + 3 * (1 + whole / (mtu - HEADER_LEN - METADATA_LEN_LEN)));
     // Follow-up fragments are PAYLOAD frames with N (a PAYLOAD needs N or C; rsocket-java
     // sends request fragments so too); the last one adds the original's C.
     let next_flag = flag::NEXT;
