@@ -13,7 +13,8 @@ fn main() {
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
     let one_by_one = args.next().as_deref() == Some("r1");
     use rs_benches::scenarios::fanout as f;
-    let (ours_run, reference): (fn(u64, u64) -> u64, fn(u64, u64) -> u64) = if one_by_one {
+    type Run = fn(u64, u64) -> u64;
+    let (ours_run, reference): (Run, Run) = if one_by_one {
         (f::rs_impl_channel_one_by_one, f::multiqueue2_one_thread)
     } else {
         (f::rs_impl_channel, f::closure_loop)
