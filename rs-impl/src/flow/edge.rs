@@ -259,7 +259,13 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
     /// count, and the subscriber's `on_next` (guarded); the rest is out of line.
     #[inline(always)]
     fn push(&mut self, _: &mut Ctx<'_>, x: T) -> Step {
-        if self.flags() != 0 {
+        // One look at the subscription and the subscriber serves both the cancel check and
+        // the delivery (what `flags()` and then `deliver` would look at twice).
+        let (Some(shared), Some(subscriber)) = (&self.shared, self.subscriber.as_mut()) else {
+            drop(x); // ended: 1.8
+            return Step::More; // the segment acts on the end at its next look
+        };
+        if shared.flags.load(Ordering::Acquire) != 0 {
             drop(x); // cancelled meanwhile: 1.8
             return Step::More; // the segment acts on the cancel at its next look
         }
@@ -267,7 +273,11 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
             return self.push_counted(x);
         }
         self.emitted += 1;
-        self.deliver(x)
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(x))) {
+            self.next_panicked(p);
+            return Step::Stop;
+        }
+        Step::More
     }
 
     fn complete(&mut self, _: &mut Ctx<'_>) {
