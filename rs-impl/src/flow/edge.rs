@@ -11,16 +11,20 @@
 //!   element.
 //!
 //!   **What an element costs leaving an island** (issue 24's measurements): with bulk demand,
-//!   one `dyn` call into the subscriber and a relaxed look at the flags; the segment moves a
+//!   one `dyn` call into the subscriber and a look at the flags (one load); the segment moves a
 //!   run of as many elements as the demand allows per handler call. `Exit::push` is inlined
 //!   into that run, with the bounded-demand bookkeeping and the panic path out of line, and
 //!   the ready-made subscribers count an element without a call (`Upstream::consumed_one`):
 //!   counted with callgrind (`interp_prof edge 0 N`: `Flow::from_iter(0..n)`, boxed, into
 //!   `for_each(Unbounded)` on the default runtime, the `boundary` scenario at K = 0), 98
-//!   instructions per element before, 61 after — of which the iterator's read-ahead and the
-//!   segment's loop take about 21, the `dyn Exit` call of the boxed flow and the exit about
-//!   20, and `for_each` with its closure about 14 (`interp_prof flow 1 N`, the same with one
-//!   fused `identity` and no box: 97 before, 51 after). A subscriber requesting
+//!   instructions per element before, 61 after; 55 since the iterator entry holds the element
+//!   it read ahead in a local over the run and `push` looks at the subscription and the
+//!   subscriber once for both the cancel check and the delivery — of which the iterator's
+//!   read-ahead and the segment's loop (with the `dyn Exit` call of the boxed flow) take
+//!   about 18, the exit about 21, and `for_each` with its closure about 14
+//!   (`interp_prof flow 1 N`, the same with one fused `identity` and no box: 97 before, 51
+//!   after, 45 now). The look at the flags stays per element: a cancel from inside
+//!   `on_next` stops the run at the next element. A subscriber requesting
 //!   one at a time from inside `on_next` used to cost, per element, the demand counter's
 //!   compare-and-swap and a post to the island's mailbox (two more read-modify-writes, a lock
 //!   the first time) and then a whole mailbox round trip before the next element — the
