@@ -393,6 +393,42 @@ fn a_panicking_stage_fails_the_stream_with_a_typed_error() {
     }
 }
 
+/// An element that counts its drops.
+struct Counted(u64, Arc<AtomicU64>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_stage_panicking_mid_run_drops_every_element_the_source_made_once() {
+    // The iterator entry holds the element it read ahead in a local during a run: after an
+    // operator's panic it is put back and dropped with the cancelled entry, once.
+    let rt = runtime();
+    let made = Arc::new(AtomicU64::new(0));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let (m, d) = (made.clone(), dropped.clone());
+    let p = Flow::from_iter((0u64..10).map(move |i| {
+        m.fetch_add(1, Ordering::SeqCst);
+        Counted(i, d.clone())
+    }))
+    .map(|c: Counted| {
+        if c.0 == 3 {
+            panic!("bad element {}", c.0)
+        }
+        c.0
+    })
+    .into_publisher(&rt);
+    let (s, h) = collect(RequestStrategy::Unbounded);
+    p.subscribe(Box::new(s));
+    assert!(h.wait().is_err());
+    // 0, 1, 2 passed, 3 panicked, 4 was read ahead; the rest was never made.
+    assert_eq!(made.load(Ordering::SeqCst), 5);
+    assert_eq!(dropped.load(Ordering::SeqCst), 5);
+}
+
 #[test]
 fn an_endless_island_yields_so_others_on_its_worker_finish() {
     // One worker: the endless island must yield for the finite one to run at all.

@@ -11,16 +11,20 @@
 //!   element.
 //!
 //!   **What an element costs leaving an island** (issue 24's measurements): with bulk demand,
-//!   one `dyn` call into the subscriber and a relaxed look at the flags; the segment moves a
+//!   one `dyn` call into the subscriber and a look at the flags (one load); the segment moves a
 //!   run of as many elements as the demand allows per handler call. `Exit::push` is inlined
 //!   into that run, with the bounded-demand bookkeeping and the panic path out of line, and
 //!   the ready-made subscribers count an element without a call (`Upstream::consumed_one`):
 //!   counted with callgrind (`interp_prof edge 0 N`: `Flow::from_iter(0..n)`, boxed, into
 //!   `for_each(Unbounded)` on the default runtime, the `boundary` scenario at K = 0), 98
-//!   instructions per element before, 61 after — of which the iterator's read-ahead and the
-//!   segment's loop take about 21, the `dyn Exit` call of the boxed flow and the exit about
-//!   20, and `for_each` with its closure about 14 (`interp_prof flow 1 N`, the same with one
-//!   fused `identity` and no box: 97 before, 51 after). A subscriber requesting
+//!   instructions per element before, 61 after; 55 since the iterator entry holds the element
+//!   it read ahead in a local over the run and `push` looks at the subscription and the
+//!   subscriber once for both the cancel check and the delivery — of which the iterator's
+//!   read-ahead and the segment's loop (with the `dyn Exit` call of the boxed flow) take
+//!   about 18, the exit about 21, and `for_each` with its closure about 14
+//!   (`interp_prof flow 1 N`, the same with one fused `identity` and no box: 97 before, 51
+//!   after, 45 now). The look at the flags stays per element: a cancel from inside
+//!   `on_next` stops the run at the next element. A subscriber requesting
 //!   one at a time from inside `on_next` used to cost, per element, the demand counter's
 //!   compare-and-swap and a post to the island's mailbox (two more read-modify-writes, a lock
 //!   the first time) and then a whole mailbox round trip before the next element — the
@@ -259,7 +263,13 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
     /// count, and the subscriber's `on_next` (guarded); the rest is out of line.
     #[inline(always)]
     fn push(&mut self, _: &mut Ctx<'_>, x: T) -> Step {
-        if self.flags() != 0 {
+        // One look at the subscription and the subscriber serves both the cancel check and
+        // the delivery (what `flags()` and then `deliver` would look at twice).
+        let (Some(shared), Some(subscriber)) = (&self.shared, self.subscriber.as_mut()) else {
+            drop(x); // ended: 1.8
+            return Step::More; // the segment acts on the end at its next look
+        };
+        if shared.flags.load(Ordering::Acquire) != 0 {
             drop(x); // cancelled meanwhile: 1.8
             return Step::More; // the segment acts on the cancel at its next look
         }
@@ -267,7 +277,11 @@ impl<T: Send + 'static> Exit<T> for SubscriberExit<T> {
             return self.push_counted(x);
         }
         self.emitted += 1;
-        self.deliver(x)
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(x))) {
+            self.next_panicked(p);
+            return Step::Stop;
+        }
+        Step::More
     }
 
     fn complete(&mut self, _: &mut Ctx<'_>) {

@@ -145,16 +145,27 @@ where
             self.started = true;
             self.advance();
         }
+        let Some(iter) = self.iter.as_mut() else {
+            return Pumped::Complete; // cancelled: `next` was dropped with it
+        };
+        // The element read ahead is held in a local for the run (no store and reload per
+        // element); `Ahead` puts it back into `next` when the run ends, by return or by a
+        // panic (which the segment catches: `cancel` then drops it, guarded).
+        let mut ahead = Ahead {
+            slot: &mut self.next,
+            cur: None,
+        };
+        ahead.cur = ahead.slot.take();
         for _ in 0..n {
-            let Some(x) = self.next.take() else {
+            let Some(x) = ahead.cur.take() else {
                 return Pumped::Complete;
             };
-            self.advance();
+            ahead.cur = iter.next();
             if exit.push(cx, x) == Step::Stop {
                 return Pumped::Stopped;
             }
         }
-        if self.next.is_none() {
+        if ahead.cur.is_none() {
             return Pumped::Complete; // the last element completes the segment
         }
         Pumped::Moved
@@ -172,6 +183,21 @@ where
         self.started = true;
         crate::panics::drop_guarded(self.next.take());
         crate::panics::drop_guarded(self.iter.take());
+    }
+}
+
+/// The element an [`IterEntry`] read ahead, held in a local during a pump and put back into
+/// the entry when the pump ends (also when it unwinds).
+struct Ahead<'a, T> {
+    slot: &'a mut Option<T>,
+    cur: Option<T>,
+}
+
+impl<T> Drop for Ahead<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // `slot` was taken: nothing is dropped here.
+        *self.slot = self.cur.take();
     }
 }
 
