@@ -44,7 +44,7 @@ pub(super) enum Run<T> {
     /// The burst's `more` gave `None`.
     Exhausted,
     /// The burst's next element, taken from `more`, which needs the pass's work between
-    /// elements first (a lagging subscriber, something posted, the end, or no credit).
+    /// elements first (a lagging subscriber, something posted, or no credit).
     Next(T),
 }
 
@@ -122,7 +122,7 @@ impl<T: Clone + Send + 'static> State<T> {
 
     /// [`write`](Self::write), then, given a `burst`, the burst's further elements in the same
     /// loop while nothing needs the pass between two of them: no subscriber lagging, nothing
-    /// posted, the stream not ended, and a permit in the drainer's credit (the space the ring
+    /// posted, and a permit in the drainer's credit (the space the ring
     /// released since the pass last counted it, `burst.released`, is added to the credit first,
     /// exactly as the pass adds it). The first element that needs the pass comes back as
     /// [`Run::Next`] with nothing done for it but that credit update, which the pass then
@@ -145,7 +145,9 @@ impl<T: Clone + Send + 'static> State<T> {
         }
         loop {
             if let Some(x) = self.write_through(x, pending) {
-                self.write_buffered(x, pending)?;
+                if let Err(overflow) = self.write_buffered(x, pending) {
+                    return Err(overflow);
+                }
             }
             let Some(b) = burst.as_mut() else {
                 return Ok(Run::One);
@@ -153,7 +155,9 @@ impl<T: Clone + Send + 'static> State<T> {
             let Some(y) = (b.more)() else {
                 return Ok(Run::Exhausted);
             };
-            if !self.roster.lagging.is_empty() || pending.load(Ordering::Acquire) || self.ended() {
+            // The stream cannot end inside this loop (only the pass ends it, taking what was
+            // posted or after an overflow, which leaves the loop), so `ended` needs no look.
+            if !self.roster.lagging.is_empty() || pending.load(Ordering::Acquire) {
                 return Ok(Run::Next(y));
             }
             let now = self.ring.released();
