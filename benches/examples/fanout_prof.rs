@@ -9,6 +9,9 @@
 //! benchmark of record (the report is); a profiler's and a developer's tool.
 use std::time::Instant;
 
+/// One side's run: `(k, n)` to its checksum.
+type Side = fn(u64, u64) -> u64;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let k: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(128);
@@ -16,7 +19,7 @@ fn main() {
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
     let mode = args.next().unwrap_or_default();
     use rs_benches::scenarios::fanout as f;
-    let single: Option<fn(u64, u64) -> u64> = match mode.as_str() {
+    let single: Option<Side> = match mode.as_str() {
         "burst-ours" => Some(f::rs_impl_channel_burst),
         "mq2" => Some(f::multiqueue2_one_thread),
         _ => None,
@@ -28,7 +31,7 @@ fn main() {
         return;
     }
     let against_mq2 = mode == "r1" || mode == "burst";
-    let (ours_run, reference): (fn(u64, u64) -> u64, fn(u64, u64) -> u64) = match mode.as_str() {
+    let (ours_run, reference): (Side, Side) = match mode.as_str() {
         "r1" => (f::rs_impl_channel_one_by_one, f::multiqueue2_one_thread),
         "burst" => (f::rs_impl_channel_burst, f::multiqueue2_one_thread),
         _ => (f::rs_impl_channel, f::closure_loop),

@@ -145,9 +145,7 @@ impl<T: Clone + Send + 'static> State<T> {
         }
         loop {
             if let Some(x) = self.write_through(x, pending) {
-                if let Err(overflow) = self.write_buffered(x, pending) {
-                    return Err(overflow);
-                }
+                self.write_buffered(x, pending)?;
             }
             let Some(b) = burst.as_mut() else {
                 return Ok(Run::One);
