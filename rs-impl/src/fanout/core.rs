@@ -394,7 +394,11 @@ impl<T: Clone + Send + 'static> Core<T> {
             *item = Some(x);
             return Run::One;
         }
-        match st.write_run(x, &self.pending, burst) {
+        let written = match burst {
+            None => st.write(x, &self.pending).map(|()| Run::One),
+            Some(burst) => st.write_run(x, &self.pending, Some(burst)),
+        };
+        match written {
             Ok(run) => run,
             Err(Overflow) => {
                 self.overflowed(st);

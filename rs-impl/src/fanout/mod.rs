@@ -122,7 +122,7 @@
 //!   through the empty buffer to the group, and the counts. Counted under callgrind (issue
 //!   24; `fanout_prof 1 N 1 burst-ours`, `blocking_send_all(0..N)` into a capacity-64
 //!   channel, one subscriber with unbounded demand on the calling thread, the difference
-//!   between N = 1.2 M and 200 k over 1 M): 88 instructions per element, where the pass's
+//!   between N = 1.2 M and 200 k over 1 M): 90 instructions per element, where the pass's
 //!   own burst loop, calling the write once per element, took 120, and multiqueue2 on one
 //!   thread (`fanout_prof 1 N 1 mq2`) takes 135.7. From 32 subscribers on the deliveries
 //!   dominate, and a burst costs about what per-element sends cost.
