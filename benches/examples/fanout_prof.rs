@@ -2,22 +2,39 @@
 //! group loop: `fanout_prof [K] [N] [ROUNDS] [MODE]`; prints ns per delivery for each and their
 //! ratio (reference ÷ ours in deliveries/s terms: ours' share of the reference). MODE `bulk`
 //! (the default): unbounded demand against the closure loop (the ceiling); `r1`: `request(1)`
-//! from inside every `on_next` against `multiqueue2` on one thread (issue 24's peer for it). Not a benchmark of
-//! record (the report is); a profiler's and a developer's tool.
+//! from inside every `on_next` against `multiqueue2` on one thread (issue 24's peer for it); `burst`:
+//! `blocking_send_all` with unbounded demand against `multiqueue2` on one thread (issue 24's peer for
+//! the burst entry); `burst-ours` / `mq2`: only the one side, once per round (for counting
+//! instructions with callgrind or `perf stat`: run two N and divide the difference by ΔN). Not a
+//! benchmark of record (the report is); a profiler's and a developer's tool.
 use std::time::Instant;
+
+/// One side's run: `(k, n)` to its checksum.
+type Side = fn(u64, u64) -> u64;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let k: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(128);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(15);
-    let one_by_one = args.next().as_deref() == Some("r1");
+    let mode = args.next().unwrap_or_default();
     use rs_benches::scenarios::fanout as f;
-    type Run = fn(u64, u64) -> u64;
-    let (ours_run, reference): (Run, Run) = if one_by_one {
-        (f::rs_impl_channel_one_by_one, f::multiqueue2_one_thread)
-    } else {
-        (f::rs_impl_channel, f::closure_loop)
+    let single: Option<Side> = match mode.as_str() {
+        "burst-ours" => Some(f::rs_impl_channel_burst),
+        "mq2" => Some(f::multiqueue2_one_thread),
+        _ => None,
+    };
+    if let Some(run) = single {
+        for _ in 0..rounds {
+            std::hint::black_box(run(k, std::hint::black_box(n)));
+        }
+        return;
+    }
+    let against_mq2 = mode == "r1" || mode == "burst";
+    let (ours_run, reference): (Side, Side) = match mode.as_str() {
+        "r1" => (f::rs_impl_channel_one_by_one, f::multiqueue2_one_thread),
+        "burst" => (f::rs_impl_channel_burst, f::multiqueue2_one_thread),
+        _ => (f::rs_impl_channel, f::closure_loop),
     };
     let mut ours = Vec::new();
     let mut ceil = Vec::new();
@@ -34,7 +51,11 @@ fn main() {
     let (o, c) = (ours[rounds / 2], ceil[rounds / 2]);
     println!(
         "k={k} ours {o:.3} ns/delivery, {} {c:.3} ns/delivery, share {:.2}",
-        if one_by_one { "multiqueue2" } else { "ceiling" },
+        if against_mq2 {
+            "multiqueue2"
+        } else {
+            "ceiling"
+        },
         c / o
     );
 }

@@ -49,6 +49,7 @@ use std::sync::{Arc, Weak};
 use rs_api::{BoxSubscriber, Error, SubscriptionRef};
 
 use super::config::{FanoutConfig, LastSubscriberPolicy, SubscriptionTimeout, TimeoutMode};
+use super::deliver::{Burst, Overflow, Run};
 use super::error::FanoutError;
 use super::handle::{Handle, Post};
 use super::inbox::{Inbox, Terminal};
@@ -278,21 +279,25 @@ impl<T: Clone + Send + 'static> Core<T> {
     /// no permit, or after the end).
     #[inline(always)]
     fn pass(&self, st: &mut State<T>, item: &mut Option<T>, take: Take) {
-        self.pass_with(st, item, take, || None);
+        self.pass_with(st, item, take, None);
     }
 
     /// [`pass`](Self::pass), taking further elements from `more` in the same pass while each
-    /// one is taken (a burst: [`try_send_burst`](Channel::try_send_burst)); an element that
-    /// is refused is left in `item` and ends the burst. With `more` always `None` this is the
-    /// one-element pass, and the burst loop compiles away.
+    /// one is taken (a burst: [`try_send_burst`](Channel::try_send_burst), a channel's sends,
+    /// `take` = [`Take::Permit`]); an element that is refused is left in `item` and ends the
+    /// burst. With `more` `None` this is the one-element pass, and the burst loop compiles
+    /// away. In the steady state the burst's elements never leave
+    /// [`State::write_run`]'s loop, which does for each what this loop does between two
+    /// elements when nothing needs it (see there); the rest comes back here.
     #[inline(always)]
     fn pass_with(
         &self,
         st: &mut State<T>,
         item: &mut Option<T>,
         take: Take,
-        mut more: impl FnMut() -> Option<T>,
+        mut more: Option<&mut dyn FnMut() -> Option<T>>,
     ) {
+        debug_assert!(more.is_none() || (take == Take::Permit && self.channel));
         // The steady state (a producer's element, nobody joining, leaving or waking) runs
         // only the first lines of each step; the rest is out of line.
         let mut released = st.ring.released();
@@ -300,9 +305,26 @@ impl<T: Clone + Send + 'static> Core<T> {
             self.take_inbox(st);
         }
         if let Some(x) = item.take() {
-            self.take_element(st, x, item, take);
-            while item.is_none() {
-                let Some(x) = more() else { break };
+            let burst = more.as_deref_mut().map(|more| Burst {
+                more,
+                released: &mut released,
+            });
+            let mut run = self.take_element(st, x, item, take, burst);
+            loop {
+                let x = match run {
+                    Run::Next(y) => y,
+                    Run::Exhausted => break,
+                    Run::One => {
+                        if item.is_some() {
+                            break;
+                        }
+                        let Some(more) = more.as_deref_mut() else {
+                            break;
+                        };
+                        let Some(x) = more() else { break };
+                        x
+                    }
+                };
                 // What each one-element pass does between two elements: lagging readers
                 // catch up, the space they free becomes credit, and anything posted (a
                 // join, a leave, a wake-up) is taken before the next element.
@@ -317,7 +339,11 @@ impl<T: Clone + Send + 'static> Core<T> {
                 if self.pending.load(Ordering::Acquire) {
                     self.take_inbox(st);
                 }
-                self.take_element(st, x, item, take);
+                let burst = more.as_deref_mut().map(|more| Burst {
+                    more,
+                    released: &mut released,
+                });
+                run = self.take_element(st, x, item, take, burst);
             }
         }
         if !st.roster.lagging.is_empty() {
@@ -338,11 +364,19 @@ impl<T: Clone + Send + 'static> Core<T> {
         self.publish(st);
     }
 
-    /// Writes the producer's element `x`, if `take` allows; else puts it back in `item`.
+    /// Writes the producer's element `x`, if `take` allows; else puts it back in `item`. With
+    /// a `burst`, the burst's further elements follow in [`State::write_run`] while they can.
     /// Only the steady state is inline (a permit from the credit, the write); everything
     /// else is out of line, so that the group's loop inlined here stays a tight loop.
     #[inline(always)]
-    fn take_element(&self, st: &mut State<T>, x: T, item: &mut Option<T>, take: Take) {
+    fn take_element(
+        &self,
+        st: &mut State<T>,
+        x: T,
+        item: &mut Option<T>,
+        take: Take,
+        burst: Option<Burst<'_, T>>,
+    ) -> Run<T> {
         let refused = match take {
             Take::Upstream => false,
             Take::Permit => {
@@ -358,8 +392,18 @@ impl<T: Clone + Send + 'static> Core<T> {
         };
         if refused {
             *item = Some(x);
-        } else if st.write(x, &self.pending).is_err() {
-            self.overflowed(st);
+            return Run::One;
+        }
+        let written = match burst {
+            None => st.write(x, &self.pending).map(|()| Run::One),
+            Some(burst) => st.write_run(x, &self.pending, Some(burst)),
+        };
+        match written {
+            Ok(run) => run,
+            Err(Overflow) => {
+                self.overflowed(st);
+                Run::One
+            }
         }
     }
 
@@ -610,7 +654,7 @@ impl<T: Clone + Send + 'static> Channel for Core<T> {
         let mut slot = Some(first);
         if self
             .drain
-            .drain(|st| self.pass_with(st, &mut slot, Take::Permit, &mut *more))
+            .drain(|st| self.pass_with(st, &mut slot, Take::Permit, Some(&mut *more)))
         {
             return match slot {
                 None => Ok(()),

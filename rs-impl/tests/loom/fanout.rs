@@ -352,6 +352,33 @@ pub(crate) fn blocked_sender_racing_a_request() {
     s_seen.finish();
 }
 
+/// A burst racing a request (issue 24: a burst's elements stay in the write's loop while
+/// nothing needs the pass): a sender's `blocking_send_all` of four elements into a buffer of
+/// 2, S with demand 1 asking for 3 more from the main thread. The element after the request
+/// must go back to the pass (the request is posted), the permits stay exact (the first goes
+/// through, the next two fill the buffer, the sender blocks on the fourth until the request
+/// frees space, and is woken), and S gets all four in order.
+pub(crate) fn burst_racing_a_request() {
+    let (tx, p) = fanout::channel_with::<Item>(config(2, 2));
+    let (s, s_seen, _) = Rec::new(1);
+    p.subscribe(Box::new(s));
+    let sub = s_seen.wait_subscription();
+    let sender = {
+        let tx = tx.clone();
+        thread::spawn(move || tx.blocking_send_all((1..5).map(Arc::new)).is_ok())
+    };
+    sub.request(3);
+    assert!(sender.join().unwrap(), "the burst failed");
+    assert_eq!(
+        s_seen.got(),
+        vec![1, 2, 3, 4],
+        "S has demand 4 and all four were sent"
+    );
+    drop(sub);
+    tx.complete();
+    s_seen.finish();
+}
+
 use std::future::Future;
 
 #[test]
@@ -412,4 +439,16 @@ crate::loom_rejects!(
     "deadlock",
     fault Fault::NoWakeOnSpace,
     blocked_sender_racing_a_request
+);
+
+#[test]
+fn fanout_burst_racing_a_request() {
+    loom::model(burst_racing_a_request);
+}
+
+crate::loom_rejects!(
+    fanout_burst_model_rejects_a_drain_that_keeps_the_space,
+    "deadlock",
+    fault Fault::NoWakeOnSpace,
+    burst_racing_a_request
 );

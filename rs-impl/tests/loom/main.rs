@@ -20,7 +20,7 @@
 //! | `calls.rs` | `Handle::wait` racing the completion on another thread (twin: a waiter counted after letting the lock go, which the outcome, notifying only counted waiters, never wakes) | no lost wake-up |
 //! | `on_subscribe.rs` | two threads deliver `on_subscribe` at once | 2.5 |
 //! | `on_subscribe.rs` | `Handle::cancel` racing `on_subscribe` (found a lost cancel, fixed) | 3.12, 2.6 |
-//! | `fanout.rs` | join and cancel racing publish; requests from two threads; completion racing a late join; async send racing a request; a blocked sender racing a request (the drainer's credit handed back) | 1.1, 1.3, 1.5, 3.13, no lost wake-up, no leak |
+//! | `fanout.rs` | join and cancel racing publish; requests from two threads; completion racing a late join; async send racing a request; a blocked sender racing a request (the drainer's credit handed back); a burst racing a request | 1.1, 1.3, 1.5, 3.13, no lost wake-up, no leak |
 //! | `island.rs` | a request racing the island's park; cancel racing completion; cancel of a parked island (twins: a blind park, a silent post, a queued flag cleared with a store — the lost cancel this model found) | 3.4, 1.1, no lost wake-up, 1.7, 1.8, 3.5–3.7, 3.13 |
 //! | `island.rs` | the island input side's replenishing request racing the upstream's completion on another thread (twin: the one rule-2.4 guard broken: a plain look for the end, no wait) | 2.4, 1.1, 1.5 |
 //! | `island.rs` | the interpreter's stage table (raw-pointer owned stages, a per-connection dispatch table): run partly, moved to another thread, finished or dropped there (twin: a release that forgets the stage) | `post_stop` once, state dropped once, `Send` |
