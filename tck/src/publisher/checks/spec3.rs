@@ -334,10 +334,27 @@ pub(in crate::publisher) fn required_spec317_must_support_a_pending_element_coun
     v: &V,
     env: &TestEnvironment,
 ) -> TestResult {
+    three_elements_after(
+        v,
+        env,
+        &[i64::MAX as u64],
+        "rule 3.17: after request(i64::MAX)",
+    )
+}
+
+/// Rule 3.17's pending-count checks: a publisher of 3 elements, `requests` made in turn
+/// (adding up to `i64::MAX`), then all 3 elements, completion and no asynchronous error.
+fn three_elements_after<V: PublisherVerification>(
+    v: &V,
+    env: &TestEnvironment,
+    requests: &[u64],
+    ctx: &str,
+) -> TestResult {
     let p = active(v, 3, true)?;
     let sub = subscribe(v, env, &p)?;
-    sub.request(i64::MAX as u64)?;
-    let ctx = "rule 3.17: after request(i64::MAX)";
+    for &n in requests {
+        sub.request(n)?;
+    }
     sub.next_elements(3, ctx)?;
     sub.expect_completion(ctx)?;
     env.verify_no_async_errors_no_delay()
@@ -350,17 +367,14 @@ pub(in crate::publisher) fn required_spec317_must_support_a_cumulative_pending_e
     v: &V,
     env: &TestEnvironment,
 ) -> TestResult {
-    let p = active(v, 3, true)?;
-    let sub = subscribe(v, env, &p)?;
     let half = i64::MAX as u64 / 2;
-    sub.request(half)?;
-    sub.request(half)?;
-    sub.request(1)?; // now exactly i64::MAX
-    let ctx = "rule 3.17: after a cumulative demand of i64::MAX (2 × i64::MAX/2 + 1)";
-    sub.next_elements(3, ctx)?;
-    sub.expect_completion(ctx)?;
-    env.verify_no_async_errors_no_delay()
-        .map_err(|s| s.context(ctx))
+    // 2 × half + 1 is exactly i64::MAX.
+    three_elements_after(
+        v,
+        env,
+        &[half, half, 1],
+        "rule 3.17: after a cumulative demand of i64::MAX (2 × i64::MAX/2 + 1)",
+    )
 }
 
 pub(in crate::publisher) fn required_spec317_must_not_signal_on_error_when_pending_above_long_max_value<
