@@ -202,9 +202,23 @@
 //!   island input side replenishing three quarters of its ring at a time instead of half: 15%
 //!   less wall time at 32 subscribers with the scenario's sink, 20% more at 8 with a
 //!   `black_box` sink (medians of seven alternating runs each): no effect beyond the noise.
-//!   The named remedy stands: a reader on the island's own thread pulling from the fanout's
-//!   buffer (as bus and multiqueue2 receivers do), which removes the second ring, its
-//!   per-element read-modify-write and the requester's drain together.
+//!
+//!   What the per-element publication costs, as an upper bound: the same rows with the
+//!   island's `BoundarySubscriber` publishing every 64 elements instead of each one (an
+//!   experiment only, not a possible fix: without a signal at the end of the fanout's pass an
+//!   element could wait for the next send indefinitely), medians of six alternating runs of
+//!   1.5 M elements: wall time −33%, −26% and −2% at 1/8/32 subscribers per-element (CPU time
+//!   −32%, −24%, −2%; context switches −32%, −9%, −24%), −12%, −9% and +2% with the burst
+//!   entry (CPU −24%, −25%, +2%). So at 1 and 8 subscribers the per-element read-modify-write
+//!   on the island's ring word and the wake-ups it triggers are a quarter to a third of the
+//!   work, not the 5% the samples of 2026-12-02 suggested (they attribute the cache-line
+//!   transfer to whichever access pays it); at 32 other costs dominate (the islands draining
+//!   for the producer, above). The named remedy stands: a reader on the island's own thread
+//!   pulling from the fanout's buffer (as bus and multiqueue2 receivers do), which removes the
+//!   second ring, its per-element read-modify-write and the requester's drain together; a
+//!   cheaper step would be a fanout that publishes into each island's ring once per visit,
+//!   which needs a crate-private end-of-pass hook for the boundary subscriber (the
+//!   `Subscriber` trait has none).
 //!
 //! # Memory
 //!
