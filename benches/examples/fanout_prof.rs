@@ -4,7 +4,9 @@
 //! (the default): unbounded demand against the closure loop (the ceiling); `r1`: `request(1)`
 //! from inside every `on_next` against `multiqueue2` on one thread (issue 24's peer for it); `burst`:
 //! `blocking_send_all` with unbounded demand against `multiqueue2` on one thread (issue 24's peer for
-//! the burst entry); `burst-ours` / `mq2`: only the one side, once per round (for counting
+//! the burst entry); `burst-ours` / `mq2`: only the one side, once per round; `isl` / `isl-burst` (ours) and
+//! `isl-mq2` / `isl-bus` (the peers): the `fanout-islands` scenario's rows, one side only, once per
+//! round (for counting
 //! instructions with callgrind or `perf stat`: run two N and divide the difference by ΔN). Not a
 //! benchmark of record (the report is); a profiler's and a developer's tool.
 use std::time::Instant;
@@ -22,6 +24,10 @@ fn main() {
     let single: Option<Side> = match mode.as_str() {
         "burst-ours" => Some(f::rs_impl_channel_burst),
         "mq2" => Some(f::multiqueue2_one_thread),
+        "isl" => Some(rs_benches::scenarios::fanout_islands::rs_impl_islands),
+        "isl-burst" => Some(rs_benches::scenarios::fanout_islands::rs_impl_islands_burst),
+        "isl-mq2" => Some(rs_benches::scenarios::fanout_islands::multiqueue2_threads),
+        "isl-bus" => Some(rs_benches::scenarios::fanout_islands::bus_threads),
         _ => None,
     };
     if let Some(run) = single {

@@ -163,6 +163,63 @@
 //!   small share; to pay it must also hand the un-parked subscriber's delivery to the blocked
 //!   sender instead of the requesting island (left for a later issue).
 //!
+//!   **Counted on 2026-12-03** (issue 24; `fanout_prof K 1000000 3 isl` and its `isl-burst`,
+//!   `isl-bus`, `isl-mq2` modes: the scenario's rows, 3 M elements, under `perf stat -e
+//!   task-clock,context-switches` at load 1–5, one run each). CPU time per input element, all
+//!   threads, ours (per-element send / burst) against bus and multiqueue2 with a thread per
+//!   receiver: 76/72 ns against 55/61 at 1 subscriber, 145/264 against 170/260 at 8, 998/525
+//!   against 346/377 at 32. So at 1 and 8 subscribers an element costs about what it costs the
+//!   peers; the lower throughput there is waiting, not work. At 32, ours does 1.4–2.9× their
+//!   work. Where it goes (`perf record -e cpu-clock`):
+//!   - **Sleeping and waking is a quarter to two fifths of all samples** (kernel scheduling,
+//!     futex, the wake-up's inter-processor interrupt; 38% at 1 subscriber, 23% at 32). At 1
+//!     subscriber the producer's thread spends a fifth of its own samples in the futex wake of
+//!     the default runtime's queue (std's `mpmc` channel inside futures' `ThreadPool`), each
+//!     time a publication finds the island parked; and the pool's idle workers hand its
+//!     `Mutex<Receiver>` to each other on every wake-up (`lock_contended` 4%, the pool's futex
+//!     3.5%).
+//!   - **Wake-ups are what allocates.** The allocation the report shows on these rows is
+//!     exactly 1496 B per allocation (0.59 B / 0.000395 at 8 subscribers, 25.3 B / 0.0169 at
+//!     128, quick report of 2026-12-03 11:37Z): one block of that `mpmc` channel (31 slots of
+//!     futures' 40-byte `Message::Run(Task)` plus its link), one per 31 tasks sent to the pool
+//!     (island wake-ups). So the figures count wake-ups: one per about 258 input elements at 1
+//!     subscriber, 650 deliveries per wake-up at 8, 470 at 32, 245 at 128; they vary from run
+//!     to run with the scheduling, and only fewer wake-ups or another executor (this crate has
+//!     no executor of its own: `rs-impl/Cargo.toml`) remove them.
+//!   - **From 8 subscribers on, the islands deliver for the producer.** The publication into
+//!     the island's ring (`BoundarySubscriber::on_next`) has 13.5% of the samples on the
+//!     islands' threads and 4.7% on the producer's at 8 subscribers, 17.2% and 9.3% at 32 (with
+//!     the fanout's pass, `write_buffered` and `deliver`, on the islands' threads too): two
+//!     thirds to three quarters of that work is done by an island whose request un-parked
+//!     its subscriber (above), into every subscriber's ring, so the rings' words move between
+//!     the cores with the drainer.
+//!
+//!   Two more remedies were counted and not kept. The foreign producer's linger again
+//!   (`RingIn::linger` spinning up to 1023 pause hints whenever the island took something
+//!   since its last linger): context switches −22–26%, −59–62% and −80–84% at 1/8/32
+//!   subscribers, but CPU time +44–149%, +50–116% and +23–75%, and the wall time longer in all
+//!   six alternating pairs: on 2 cores the spinning island takes the producer's core. An
+//!   island input side replenishing three quarters of its ring at a time instead of half: 15%
+//!   less wall time at 32 subscribers with the scenario's sink, 20% more at 8 with a
+//!   `black_box` sink (medians of seven alternating runs each): no effect beyond the noise.
+//!
+//!   What the per-element publication costs, as an upper bound: the same rows with the
+//!   island's `BoundarySubscriber` publishing every 64 elements instead of each one (an
+//!   experiment only, not a possible fix: without a signal at the end of the fanout's pass an
+//!   element could wait for the next send indefinitely), medians of six alternating runs of
+//!   1.5 M elements: wall time −33%, −26% and −2% at 1/8/32 subscribers per-element (CPU time
+//!   −32%, −24%, −2%; context switches −32%, −9%, −24%), −12%, −9% and +2% with the burst
+//!   entry (CPU −24%, −25%, +2%). So at 1 and 8 subscribers the per-element read-modify-write
+//!   on the island's ring word and the wake-ups it triggers are a quarter to a third of the
+//!   work, not the 5% the samples of 2026-12-02 suggested (they attribute the cache-line
+//!   transfer to whichever access pays it); at 32 other costs dominate (the islands draining
+//!   for the producer, above). The named remedy stands: a reader on the island's own thread
+//!   pulling from the fanout's buffer (as bus and multiqueue2 receivers do), which removes the
+//!   second ring, its per-element read-modify-write and the requester's drain together; a
+//!   cheaper step would be a fanout that publishes into each island's ring once per visit,
+//!   which needs a crate-private end-of-pass hook for the boundary subscriber (the
+//!   `Subscriber` trait has none).
+//!
 //! # Memory
 //!
 //! At most [`FanoutConfig::capacity`] elements are retained (the buffer is allocated at the

@@ -28,11 +28,17 @@ pub type SharedPublisher<T> = StdArc<dyn Publisher<T> + Send + Sync>;
 /// one slot read and a share of one publication per run, and a wake-up only when this island
 /// parked. From a foreign publisher (a fanout, a push source, anyone else's): one
 /// read-modify-write per element on the ring word this island polls, a wake-up whenever it
-/// had parked on the empty ring, and this island's requests run on its own thread (a
+/// had parked on the empty ring (together a quarter to a third of all the work behind a
+/// fanout of 1 or 8 subscribers, counted by publishing every 64 elements instead: see
+/// [`crate::fanout`]), and this island's requests run on its own thread (a
 /// fanout's un-parked subscriber is then delivered to by the requesting island: see the cost
 /// section of [`crate::fanout`]). [`linger`](Self::linger) does not spin for a foreign
 /// producer: spinning before parking was measured for it and gained nothing beyond the
-/// noise (the findings are in [`crate::fanout`] and in `rs-impl/src/source/push.rs`).
+/// noise, and counted again (2026-12-03): up to 84% fewer context switches behind a fanout,
+/// but up to 2.5× the CPU time and a longer wall time in every pair, the spinning island
+/// taking the producer's core on 2 cores; replenishing three quarters of the ring instead of
+/// half did nothing beyond the noise either (the findings are in [`crate::fanout`] and in
+/// `rs-impl/src/source/push.rs`).
 pub(crate) struct RingIn<T> {
     reader: Reader<T, Notifier>,
     shared: Arc<Shared<T>>,
