@@ -51,8 +51,8 @@
 //!   lock, 2026-12-03, load 3–4 on the 2-core machine): producer thread at 1024 from
 //!   19.6 to 41.2 M el/s and from 99 to 49 ns of CPU per element; at 256 from 10.5 (6.5–13.9)
 //!   to 12.1 (11.8–12.2) M el/s, 111 to 88 ns; pool thread at 256 from 6.6 to 8.4 M el/s
-//!   (140 to 111 ns), at 1024 from 10.0 to 11.0 (105 to 90 ns). The slow runs go above
-//!   all: in one quick report each, back to back (`bench-report --only to_stream,boundary
+//!   (140 to 111 ns), at 1024 from 10.0 to 11.0 (105 to 90 ns). Above all the slow runs go:
+//!   in one quick report each, back to back (`bench-report --only to_stream,boundary
 //!   --quick`, 12:17Z), the pool thread at 256 went from 5.77 (2.99–8.25) to 8.24
 //!   (7.15–10.7) M el/s and the producer thread from 10.3 (2.28–15.8) to 14.2 (11.8–17.1).
 //! * **Sleeps, at a small capacity.** The stream requests its prefetch and then half of it
