@@ -33,17 +33,44 @@
 //!
 //! # What an element costs across threads
 //!
-//! `to_stream` with the publisher on another thread (measured for issue 24 at prefetch 256
-//! and 1024 against a futures and a tokio mpsc channel in their blocking-send modes): per
+//! `to_stream` with the publisher on another thread (issue 24, measured at prefetch 256 and
+//! 1024 against a futures and a tokio mpsc channel in their blocking-send modes). Per
 //! element, the stream's subscriber publishes into the hand-off ring with one
 //! read-modify-write on the word the consumer parks on, and wakes the consumer's task only
-//! when it had parked (each park is one read-modify-write on the consumer's side). It runs at
-//! about 3× futures mpsc and 4.7× tokio mpsc at 256, 1.8× and 2.2× at 1024: the channels'
-//! own per-element cost is higher (a lock or a node per message), and what is left on ours
-//! is the cache-line transfer of that word per element while both threads run. Publishing a
-//! run at once needs the producer to say where its run ends; an island's output side does
-//! (it flushes per run of the island), a subscriber fed through `on_next` cannot tell
-//! (see the fanout's module docs for the experiment).
+//! when it had parked (each park is one read-modify-write on the consumer's side). The
+//! channels' own per-element cost is higher (a lock or a node per message, and a wake-up
+//! per message once the channel is full: 50–440 futex calls per thousand elements at 256,
+//! against 10–16 for ours). What is left on ours:
+//!
+//! * **The word's cache line.** A consumer faster than its producer used to take each element
+//!   the moment it appeared: it read the word once per element while the producer wrote it
+//!   once per element, and the line crossed between the cores twice per element. The
+//!   consumer's bounded spin before it parks now waits for a run (32 elements, or as many as
+//!   are on their way: [`PublisherStream`]'s "Waking"). Measured (`perf stat`, 3 × 10^6
+//!   elements per run, medians of runs alternating with the previous build under the bench
+//!   lock, 2026-12-03, load 3–4 on the 2-core machine): producer thread at 1024 from
+//!   19.6 to 41.2 M el/s and from 99 to 49 ns of CPU per element; at 256 from 10.5 (6.5–13.9)
+//!   to 12.1 (11.8–12.2) M el/s, 111 to 88 ns; pool thread at 256 from 6.6 to 8.4 M el/s
+//!   (140 to 111 ns), at 1024 from 10.0 to 11.0 (105 to 90 ns). Above all the slow runs go:
+//!   in one quick report each, back to back (`bench-report --only to_stream,boundary
+//!   --quick`, 12:17Z), the pool thread at 256 went from 5.77 (2.99–8.25) to 8.24
+//!   (7.15–10.7) M el/s and the producer thread from 10.3 (2.28–15.8) to 14.2 (11.8–17.1).
+//! * **Sleeps, at a small capacity.** The stream requests its prefetch and then half of it
+//!   each time half was consumed, so at 256 the producer may run at most 128–256 elements
+//!   ahead. When the two threads do not run at the same time (more runnable threads than
+//!   cores), each side then sleeps about once per 256 elements (counted with
+//!   `perf record -e syscalls:sys_enter_futex`, per thread: producer 1.6–4.5, consumer
+//!   1.4–3.9 sleeps per thousand elements at 256; 0.6 and 1.2–1.4 at 1024), and a sleep and
+//!   its wake-up cost more than the 128 elements between them. That is the bound's own
+//!   price: no request policy moves it (replenishing every quarter or eighth of the prefetch
+//!   was measured: the same sleeps, within the noise), and a spin only pays when the other
+//!   thread is running. The push source's blocked sender watches its permits for a moment
+//!   before it sleeps (see [`crate::source::push`]). Timed figures at 256 swing two- to
+//!   fourfold between runs on the shared machine; the counts above are steadier.
+//!
+//! Publishing a run at once needs the producer to say where its run ends; an island's output
+//! side does (it flushes per run of the island), a subscriber fed through `on_next` cannot
+//! tell (see the fanout's module docs for the experiment).
 //!
 //! # The executor
 //!

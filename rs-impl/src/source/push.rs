@@ -24,6 +24,15 @@
 //! permit, the loop's counter up and down) plus the subscriber's `on_next`, and no lock, no
 //! allocation and no wake-up.
 //!
+//! A `blocking_send` that finds no permit watches the permit word for a moment (127 pause
+//! hints, about 3 µs) before it sleeps on the waiters' condition variable, and a handle whose
+//! last such spin did not pay sleeps at once for the next seven (the producer API's
+//! `Inlet::blocking_send`). It pays when the consumer is running and hands permits back
+//! within the spin: the producer-thread row of the `to_stream` scenario at 256
+//! (`to_stream` replenishes every 128) went from 10.96 to 12.07 M el/s in medians of
+//! alternating runs, issue 24. `offer_blocking`, the name an independent measurement used,
+//! is this method's name before the producer API (commit cccf422): the same path.
+//!
 //! **Feeding an island** (`Flow::from_publisher_with(push, n)`: a flow fed from the calling
 //! thread; issue 24: at K = 3 boundaries 6.6 M el/s, 0.36× hand-batched crossbeam, in the
 //! quick report of 2026-12-02 17:03Z). The subscriber is the island's input side, which publishes each
@@ -39,6 +48,23 @@
 //! thread on two cores), and the islands' own work dominates. A linger of the island for
 //! the sender's next element before it parks was measured and not kept (4.3 → 4.8 M el/s,
 //! medians of six alternating runs, within the machine's noise).
+//!
+//! Measured again for issue 24 on 2026-12-03 (`perf stat` and `perf record`, 3 × 10^6
+//! elements per run, alternating under the bench lock, load 2–7 on the 2-core machine):
+//! the push chain at K = 3 costs 103–124 ns of CPU per element against 50–54 for the
+//! `from_iter` chain and 54–72 for hand-batched crossbeam (7.3–15 M el/s against 14.8–34
+//! for crossbeam in the same minutes: 0.4–0.9×). Per thousand elements the sender sleeps
+//! about 1.4 times (once per 700 elements: the island requests 512 at a time and takes
+//! 10–25 µs to consume them, longer than the sender's spin, which therefore does not pay
+//! here and backs off), and the islands about 2.3 times. The profile: the islands' linger
+//! for each other's flushes 28% of the samples (`RingIn::linger`), the boundaries' exits
+//! 12%, thread switches 16%, the sender's whole send path 10% (`blocking_send`, the pass,
+//! the input side's publication). The island fed by the sender is faster than it and parks
+//! after each short run, so the chain below it moves short runs: a linger of that island for
+//! a run of the sender's elements (the stream bridge's run-wait spin, 32 elements or about
+//! 3 µs) was measured and not kept either (6.8 against 7.3 M el/s for the previous build,
+//! medians of four alternating runs). What would move this row is fewer sleeps and lingers
+//! between the islands (the boundaries' flush and linger policy), not a cheaper send.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -600,7 +626,9 @@ impl<T: Send + 'static> PushSender<T> {
 
     /// Sends `item`, **blocking the thread** until there is room. Do not call it from an
     /// async task (use [`send`](Self::send)), nor from inside this source's subscriber (the
-    /// room it waits for comes from that subscriber's requests).
+    /// room it waits for comes from that subscriber's requests). Without room it first
+    /// watches for it a few microseconds (a bounded spin, backing off for a while when one
+    /// did not pay), then sleeps until a request or the end wakes it.
     ///
     /// # Errors
     ///

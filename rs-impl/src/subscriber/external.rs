@@ -351,7 +351,9 @@ impl<T> Stream for Signals<T> {
                 Polled::Empty => {}
             }
             // Elements are on their way while some are requested and not received.
-            let on_the_way = this.control.room.load(Ordering::Relaxed) < this.capacity;
+            let room = this.control.room.load(Ordering::Relaxed);
+            let on_the_way =
+                usize::try_from(this.capacity.saturating_sub(room)).unwrap_or(usize::MAX);
             if this.reader.wait(cx.waker(), on_the_way) {
                 return Poll::Pending;
             }
