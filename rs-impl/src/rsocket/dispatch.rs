@@ -36,7 +36,7 @@ use super::inbound::Inbound;
 use super::payload::Payload;
 use super::pump::Pump;
 use super::response::ResponseSlot;
-use super::router::{ChannelInbound, Router};
+use super::router::{Answer, ChannelInbound, Router};
 use super::table::{Part, PayloadTarget, Refused, Slot};
 use crate::loom::sync::Arc;
 use crate::panics::panic_message;
@@ -367,7 +367,9 @@ impl Dispatch {
             return self.refused(id, r);
         }
         let mut future = match catch(|| router.handle_response(payload)) {
-            Ok(f) => AssertUnwindSafe(f).catch_unwind(),
+            // A synchronous handler's answer (its panic is caught as the call's).
+            Ok(Answer::Now(r)) => return Self::respond(&self.conn, id, r),
+            Ok(Answer::Later(f)) => AssertUnwindSafe(f).catch_unwind(),
             Err(e) => return Self::respond(&self.conn, id, Err(e.into())),
         };
         // Most answers are ready at once: answer inline, without a task.

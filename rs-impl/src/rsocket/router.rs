@@ -22,8 +22,17 @@ use super::payload::Payload;
 /// A boxed answer to a request_response.
 pub(crate) type BoxResponse = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
 
+/// What a request_response handler gave: its answer at once (a synchronous handler, nothing
+/// boxed), or a future of it.
+pub(crate) enum Answer {
+    /// The answer, computed by the handler itself.
+    Now(Result<Payload, Error>),
+    /// A future of the answer (polled once inline; spawned as a task if not ready).
+    Later(BoxResponse),
+}
+
 type StreamFn = Box<dyn Fn(Payload) -> BoxPublisher<Payload> + Send + Sync>;
-type ResponseFn = Box<dyn Fn(Payload) -> BoxResponse + Send + Sync>;
+type ResponseFn = Box<dyn Fn(Payload) -> Answer + Send + Sync>;
 type FnfFn = Box<dyn Fn(Payload) + Send + Sync>;
 type ChannelFn = Box<dyn Fn(Payload, ChannelInbound) -> BoxPublisher<Payload> + Send + Sync>;
 type PushFn = Box<dyn Fn(Bytes) + Send + Sync>;
@@ -77,7 +86,11 @@ struct Handlers {
 ///   returned fits).
 /// * `request_response(route, f)`: `f(request)` returns a future of the answer; an error
 ///   goes out as an ERROR frame (`APPLICATION_ERROR`, or the code of an
-///   [`RSocketError::Remote`]).
+///   [`RSocketError::Remote`]). The future is boxed (one allocation per request), polled
+///   once at once, and run as a task if it is not ready.
+/// * `request_response_sync(route, f)`: `f(request)` returns the answer itself, computed on
+///   the reader (or lane) task: nothing is boxed or spawned. The form for answers that need
+///   no waiting (an echo, a lookup in memory); errors go out as for `request_response`.
 /// * `fire_and_forget(route, f)`: `f(request)`.
 ///
 /// # Examples
@@ -88,11 +101,12 @@ struct Handlers {
 ///
 /// let router = Router::new()
 ///     .request_response("echo", |p: Payload| async move { Ok(p) })
+///     .request_response_sync("size", |p: Payload| Ok(Payload::from(p.data.len().to_string())))
 ///     .request_stream("count", |_req| {
 ///         source::from_iter((0..10u32).map(|i| Payload::from(i.to_string())))
 ///     })
 ///     .fire_and_forget("log", |p| println!("{:?}", p.data));
-/// assert_eq!(router.routes().count(), 3);
+/// assert_eq!(router.routes().count(), 4);
 /// ```
 #[derive(Default)]
 pub struct Router {
@@ -145,7 +159,32 @@ impl Router {
         F: Fn(Payload) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Payload, Error>> + Send + 'static,
     {
-        self.entry(route).response = Some(Box::new(move |p| Box::pin(f(p))));
+        self.entry(route).response = Some(Box::new(move |p| Answer::Later(Box::pin(f(p)))));
+        self
+    }
+
+    /// Serves request_response on `route` with a synchronous handler: `f(request)` is the
+    /// answer (or the error to send as an ERROR frame), computed on the connection's reader
+    /// task (or its lane) as the request arrives. Nothing is boxed or spawned per request:
+    /// for answers that need no waiting, this costs less than
+    /// [`request_response`](Self::request_response) with an `async` block. A handler that
+    /// blocks holds every request behind it. A panic in `f` is answered as an
+    /// `APPLICATION_ERROR`, as in the other forms. Registering either form on a route
+    /// replaces the other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::rsocket::{Payload, Router};
+    ///
+    /// let router = Router::new().request_response_sync("echo", |p: Payload| Ok(p));
+    /// assert_eq!(router.routes().collect::<Vec<_>>(), ["echo"]);
+    /// ```
+    pub fn request_response_sync<F>(mut self, route: &str, f: F) -> Self
+    where
+        F: Fn(Payload) -> Result<Payload, Error> + Send + Sync + 'static,
+    {
+        self.entry(route).response = Some(Box::new(move |p| Answer::Now(f(p))));
         self
     }
 
@@ -215,7 +254,7 @@ impl Router {
         }
     }
 
-    pub(crate) fn handle_response(&self, request: Payload) -> Result<BoxResponse, RSocketError> {
+    pub(crate) fn handle_response(&self, request: Payload) -> Result<Answer, RSocketError> {
         let (route, h) = self.handlers(&request)?;
         match h.and_then(|h| h.response.as_ref()) {
             Some(f) => Ok(f(request)),

@@ -98,21 +98,11 @@ impl Reader {
             let limit = self.conn.config.control_queue;
             ready!(self.conn.outbox.poll_below(cx, limit));
         }
+        if slot.as_ref().is_some_and(Frame::is_stream_frame) {
+            return self.dispatch.poll_frame(cx, slot);
+        }
         match slot.take() {
             None => Poll::Ready(Ok(())),
-            Some(
-                frame @ (Frame::RequestStream { .. }
-                | Frame::RequestChannel { .. }
-                | Frame::RequestResponse { .. }
-                | Frame::RequestFnf { .. }
-                | Frame::RequestN { .. }
-                | Frame::Cancel { .. }
-                | Frame::Payload { .. }
-                | Frame::Error { id: 1.., .. }),
-            ) => {
-                *slot = Some(frame);
-                self.dispatch.poll_frame(cx, slot)
-            }
             Some(frame) => Poll::Ready(self.control(frame)),
         }
     }
@@ -189,14 +179,7 @@ impl Reader {
                 self.room().await;
                 self.control(frame)
             }
-            Frame::RequestStream { .. }
-            | Frame::RequestChannel { .. }
-            | Frame::RequestResponse { .. }
-            | Frame::RequestFnf { .. }
-            | Frame::RequestN { .. }
-            | Frame::Cancel { .. }
-            | Frame::Payload { .. }
-            | Frame::Error { id: 1.., .. } => self.stream_frame(frame).await,
+            frame if frame.is_stream_frame() => self.stream_frame(frame).await,
             control => self.control(control),
         }
     }

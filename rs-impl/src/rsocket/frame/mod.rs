@@ -210,6 +210,23 @@ pub(crate) enum Frame {
 }
 
 impl Frame {
+    /// Whether this is a frame of a stream (a request, REQUEST_N, CANCEL, PAYLOAD, or an
+    /// ERROR on a stream other than 0), for [`dispatch`](crate::rsocket::dispatch); the
+    /// others are the connection's own.
+    pub(crate) fn is_stream_frame(&self) -> bool {
+        matches!(
+            self,
+            Frame::RequestStream { .. }
+                | Frame::RequestChannel { .. }
+                | Frame::RequestResponse { .. }
+                | Frame::RequestFnf { .. }
+                | Frame::RequestN { .. }
+                | Frame::Cancel { .. }
+                | Frame::Payload { .. }
+                | Frame::Error { id: 1.., .. }
+        )
+    }
+
     /// The frame's stream id.
     pub(crate) fn stream_id(&self) -> u32 {
         match self {
