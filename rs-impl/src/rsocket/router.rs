@@ -110,14 +110,16 @@ struct Handlers {
 /// ```
 #[derive(Default)]
 pub struct Router {
-    routes: HashMap<Box<str>, Handlers, std::hash::BuildHasherDefault<RouteHasher>>,
+    /// By the route's bytes: a request's route is looked up before (and without) checking
+    /// that it is UTF-8; only a route that matches none is read as text (for the error).
+    routes: HashMap<Box<[u8]>, Handlers, std::hash::BuildHasherDefault<RouteHasher>>,
     metadata_push: Option<PushFn>,
 }
 
 impl std::fmt::Debug for Router {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Router")
-            .field("routes", &self.routes.keys().collect::<Vec<_>>())
+            .field("routes", &self.routes().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -129,7 +131,7 @@ impl Router {
     }
 
     fn entry(&mut self, route: &str) -> &mut Handlers {
-        self.routes.entry(route.into()).or_default()
+        self.routes.entry(route.as_bytes().into()).or_default()
     }
 
     /// Serves request_stream on `route`: `f(request)` is the stream's publisher.
@@ -208,26 +210,39 @@ impl Router {
 
     /// The routes with at least one handler.
     pub fn routes(&self) -> impl Iterator<Item = &str> {
-        self.routes.keys().map(|k| &**k)
+        // Every key was a `&str`.
+        self.routes.keys().filter_map(|k| std::str::from_utf8(k).ok())
     }
 
+    /// The request's route (its bytes: UTF-8 unless no handler matches) and its handlers.
     fn handlers<'s, 'r>(
         &'s self,
         request: &'r Payload,
-    ) -> Result<(&'r str, Option<&'s Handlers>), RSocketError> {
+    ) -> Result<(&'r [u8], Option<&'s Handlers>), RSocketError> {
+        // The usual routing metadata, read as bytes: a route that matches a registered one
+        // is UTF-8 (every key was a `&str`), so it needs no check; anything else takes the
+        // general path below, with its errors unchanged.
+        if let Some(tag) = request.metadata.as_deref().and_then(metadata::route_tag) {
+            if let Some(h) = self.routes.get(tag) {
+                return Ok((tag, Some(h)));
+            }
+        }
         let route = match &request.metadata {
             Some(m) => metadata::route(m)
                 .map_err(|e| RSocketError::remote(ErrorCode::Invalid, e.to_string()))?
                 .unwrap_or(""),
             None => "",
         };
-        Ok((route, self.routes.get(route)))
+        Ok((route.as_bytes(), self.routes.get(route.as_bytes())))
     }
 
-    fn missing(route: &str, what: &str) -> RSocketError {
+    fn missing(route: &[u8], what: &str) -> RSocketError {
         RSocketError::remote(
             ErrorCode::Invalid,
-            format!("no {what} handler for route {route:?}"),
+            format!(
+                "no {what} handler for route {:?}",
+                String::from_utf8_lossy(route)
+            ),
         )
     }
 

@@ -117,7 +117,7 @@ impl Reader {
                 ttl_ms, requests, ..
             } => {
                 let mut lease = self.conn.lease.lock();
-                lease.enforced = true;
+                self.conn.enforce_lease(&mut lease);
                 lease.expires = Some(Instant::now() + Duration::from_millis(ttl_ms as u64));
                 lease.remaining = requests;
                 let waiters = std::mem::take(&mut lease.waiters);
