@@ -56,6 +56,11 @@ impl std::hash::Hasher for RouteHasher {
         }
     }
 
+    /// A key's length prefix (`[u8]` hashes its length first): one round, not eight.
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+
     fn finish(&self) -> u64 {
         self.0
     }
