@@ -382,10 +382,12 @@ impl Route {
 
     /// The request's metadata: the routing entry, then the payload's own metadata entries
     /// (which must be composite metadata themselves), if any.
-    pub(crate) fn with(&self, own: Option<Bytes>) -> Bytes {
+    /// Takes the route: its bytes are moved out, not shared again, when the payload has no
+    /// metadata of its own (the usual case).
+    pub(crate) fn with(self, own: Option<Bytes>) -> Bytes {
         match own {
-            None => self.metadata.clone(),
-            Some(m) if m.is_empty() => self.metadata.clone(),
+            None => self.metadata,
+            Some(m) if m.is_empty() => self.metadata,
             Some(m) => {
                 let mut buf = BytesMut::with_capacity(self.metadata.len() + m.len());
                 buf.put_slice(&self.metadata);
