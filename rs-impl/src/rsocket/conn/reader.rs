@@ -406,11 +406,16 @@ pub(crate) async fn run(
             // This frame and every whole frame after it in the read buffer.
             let mut next = Some(frame);
             while let Some(frame) = next.take() {
-                let whole = match reader.reassemble(frame) {
-                    Ok(whole) => whole,
-                    Err(e) => {
-                        conn.fail(e.code, e.message);
-                        return;
+                // No fragment in progress and none starting: the frame is whole as it is.
+                let whole = if reader.partials.is_empty() && !frame.follows() {
+                    Some(frame)
+                } else {
+                    match reader.reassemble(frame) {
+                        Ok(whole) => whole,
+                        Err(e) => {
+                            conn.fail(e.code, e.message);
+                            return;
+                        }
                     }
                 };
                 if whole.is_some() {

@@ -210,6 +210,18 @@ pub(crate) enum Frame {
 }
 
 impl Frame {
+    /// The F flag: a fragment with more to follow (payload-bearing frames only).
+    pub(crate) fn follows(&self) -> bool {
+        match self {
+            Frame::RequestResponse { follows, .. }
+            | Frame::RequestFnf { follows, .. }
+            | Frame::RequestStream { follows, .. }
+            | Frame::RequestChannel { follows, .. }
+            | Frame::Payload { follows, .. } => *follows,
+            _ => false,
+        }
+    }
+
     /// Whether this is a frame of a stream (a request, REQUEST_N, CANCEL, PAYLOAD, or an
     /// ERROR on a stream other than 0), for [`dispatch`](crate::rsocket::dispatch); the
     /// others are the connection's own.
