@@ -92,7 +92,11 @@ mod tests {
         let mut codec = FrameCodec::new(1 << 20, 1 << 20);
         let ours = codec.decode(&mut framed).map_err(|e| e.to_string());
         let general = decode(Bytes::copy_from_slice(raw)).map_err(|e| e.to_string());
-        assert_eq!(ours.map(|f| f.expect("a whole frame")), general, "{raw:02X?}");
+        assert_eq!(
+            ours.map(|f| f.expect("a whole frame")),
+            general,
+            "{raw:02X?}"
+        );
         assert_eq!(&framed[..], b"rest");
     }
 

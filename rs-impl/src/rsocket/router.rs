@@ -216,7 +216,9 @@ impl Router {
     /// The routes with at least one handler.
     pub fn routes(&self) -> impl Iterator<Item = &str> {
         // Every key was a `&str`.
-        self.routes.keys().filter_map(|k| std::str::from_utf8(k).ok())
+        self.routes
+            .keys()
+            .filter_map(|k| std::str::from_utf8(k).ok())
     }
 
     /// The request's route (its bytes: UTF-8 unless no handler matches) and its handlers.
