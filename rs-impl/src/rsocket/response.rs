@@ -20,6 +20,7 @@ use super::metadata::Route;
 use super::outbox::{Opening, Out};
 use super::part::RespPart;
 use super::payload::Payload;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::{Arc, Mutex};
 
 /// A handle on a request_response (std's `Arc`: the connection holds it as a [`RespPart`]
@@ -100,6 +101,18 @@ impl ResponseSlot {
         let Phase::New(route, payload) = std::mem::replace(&mut s.phase, Phase::Done) else {
             return None;
         };
+        // The broken twin of the loom model `rsocket::response_dropped_while_opening`: the
+        // lock is let go while the id is allocated, and the id recorded whatever happened.
+        if fault::active(Fault::ResponseOpenSplit) {
+            drop(s);
+            let opened = open();
+            s = self.state.lock();
+            if let Ok(id) = opened {
+                s.phase = Phase::Sent(id);
+                return Some((id, route, payload));
+            }
+            return None;
+        }
         match open() {
             Ok(id) => {
                 s.phase = Phase::Sent(id);
