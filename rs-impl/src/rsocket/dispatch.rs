@@ -123,8 +123,8 @@ impl Dispatch {
     }
 
     /// Whether a new request of the peer may be served; answers it otherwise.
-    fn admit(&self, id: u32, answer: bool) -> Option<std::sync::Arc<Router>> {
-        let Some(router) = self.router.clone() else {
+    fn admit(&self, id: u32, answer: bool) -> Option<&Router> {
+        let Some(router) = self.router.as_deref() else {
             if answer {
                 self.error(id, ErrorCode::Rejected, "this endpoint serves no requests");
             }
