@@ -130,10 +130,16 @@ impl Conn {
     /// Takes one request from the peer's LEASE ([`LeaseState::take`]), without a lock
     /// while no lease regime is in force. A LEASE regime that starts as a request is opened
     /// is as if it had started just after it, as with the lock.
+    #[inline]
     pub(crate) fn take_lease(&self) -> Result<(), RSocketError> {
         if !self.leased.load(Ordering::Acquire) {
             return Ok(());
         }
+        self.take_lease_locked()
+    }
+
+    #[cold]
+    fn take_lease_locked(&self) -> Result<(), RSocketError> {
         self.lease.lock().take(std::time::Instant::now)
     }
 
