@@ -72,6 +72,53 @@ fn request_response_echo_error_and_unknown_route() {
     assert_eq!(c.open_streams(), 0);
 }
 
+/// The synchronous handler form: each request is answered with the handler's own value
+/// (called once per request), its error goes out as an ERROR with its code, its panic as an
+/// APPLICATION_ERROR, and the connection serves on after both.
+#[test]
+fn request_response_sync_answers_errors_and_panics() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let router = Router::new()
+        .request_response_sync("echo", move |p: Payload| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            Ok(p)
+        })
+        .request_response_sync("fail", |_| {
+            Err(RSocketError::remote(ErrorCode::Rejected, "not today").into())
+        })
+        .request_response_sync("boom", |_| panic!("the sync handler broke"));
+    let (rt, server) = serve(router, ServerConfig::default());
+    let c = client(&rt, server.local_addr(), ClientConfig::default());
+    let answers = rt.block_on(futures::future::join_all(
+        (0..100).map(|i| c.request_response("echo", Payload::from(i.to_string()))),
+    ));
+    for (i, a) in answers.into_iter().enumerate() {
+        assert_eq!(a.unwrap().data_utf8(), Some(&*i.to_string()));
+    }
+    assert_eq!(calls.load(Ordering::Relaxed), 100);
+    let e = rt
+        .block_on(c.request_response("fail", Payload::from("x")))
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::Rejected));
+    assert_eq!(e.message(), "not today");
+    let e = rt
+        .block_on(c.request_response("boom", Payload::from("x")))
+        .unwrap_err();
+    assert_eq!(e.code(), Some(ErrorCode::ApplicationError), "{e}");
+    assert!(
+        e.message().contains("the sync handler broke"),
+        "{}",
+        e.message()
+    );
+    let p = rt
+        .block_on(c.request_response("echo", Payload::from("after")))
+        .unwrap();
+    assert_eq!(p.data_utf8(), Some("after"));
+    assert_eq!(calls.load(Ordering::Relaxed), 101);
+    assert_eq!(c.open_streams(), 0);
+}
+
 #[test]
 fn request_stream_sends_exactly_what_was_requested_then_cancel_reaches_the_publisher() {
     let counting = Counting::default();

@@ -87,6 +87,9 @@ faults! {
     OpenIgnoresCancel,
     /// An inbound stream's cancel does not run the drain that drops the subscriber.
     CancelSkipsDrain,
+    /// The writer opening a request_response lets the request's lock go between taking the
+    /// request and recording its id (a drop of the `Response` in between is not seen).
+    ResponseOpenSplit,
     // --- the ready-made subscribers' handle (`crate::subscriber`)
     /// A thread about to wait on the handle counts itself as waiting only after letting the
     /// outcome's lock go once (the outcome, which notifies only counted waiters, can be set in

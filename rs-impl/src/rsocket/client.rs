@@ -108,7 +108,7 @@ impl Client {
         let cc = &config.connection;
         let conn = Arc::new(Conn::new(Role::Client, cc.clone()));
         if config.lease {
-            conn.lease.lock().enforced = true;
+            conn.enforce_lease(&mut conn.lease.lock());
         }
         conn.send(Frame::Setup(Box::new(Setup {
             version: VERSION,
@@ -210,7 +210,7 @@ impl Client {
         let conn = self.conn();
         let limit = conn.config.control_queue;
         futures::future::poll_fn(|cx| conn.outbox.poll_below(cx, limit)).await;
-        conn.lease.lock().take(std::time::Instant::now)?;
+        conn.take_lease()?;
         let payload = writer::with_route(Some(route.into()), payload);
         if conn.outbox.push(Out::Open(Opening::FireAndForget(payload))) {
             Ok(())

@@ -36,7 +36,7 @@ use super::inbound::Inbound;
 use super::payload::Payload;
 use super::pump::Pump;
 use super::response::ResponseSlot;
-use super::router::{ChannelInbound, Router};
+use super::router::{Answer, ChannelInbound, Router};
 use super::table::{Part, PayloadTarget, Refused, Slot};
 use crate::loom::sync::Arc;
 use crate::panics::panic_message;
@@ -123,8 +123,8 @@ impl Dispatch {
     }
 
     /// Whether a new request of the peer may be served; answers it otherwise.
-    fn admit(&self, id: u32, answer: bool) -> Option<std::sync::Arc<Router>> {
-        let Some(router) = self.router.clone() else {
+    fn admit(&self, id: u32, answer: bool) -> Option<&Router> {
+        let Some(router) = self.router.as_deref() else {
             if answer {
                 self.error(id, ErrorCode::Rejected, "this endpoint serves no requests");
             }
@@ -367,7 +367,9 @@ impl Dispatch {
             return self.refused(id, r);
         }
         let mut future = match catch(|| router.handle_response(payload)) {
-            Ok(f) => AssertUnwindSafe(f).catch_unwind(),
+            // A synchronous handler's answer (its panic is caught as the call's).
+            Ok(Answer::Now(r)) => return Self::respond(&self.conn, id, r),
+            Ok(Answer::Later(f)) => AssertUnwindSafe(f).catch_unwind(),
             Err(e) => return Self::respond(&self.conn, id, Err(e.into())),
         };
         // Most answers are ready at once: answer inline, without a task.

@@ -235,13 +235,10 @@ pub fn tags(routing: &[u8]) -> impl Iterator<Item = Result<&str, MetadataError>>
 pub fn route(composite: &[u8]) -> Result<Option<&str>, MetadataError> {
     // The usual shape, as `Route` and Spring write it: one entry, the well-known routing
     // MIME id, one tag filling it. Read at once; any other shape goes through the entries.
-    if let [id, l0, l1, l2, tag_len, tag @ ..] = composite {
-        let len = ((*l0 as usize) << 16) | ((*l1 as usize) << 8) | *l2 as usize;
-        if *id == 0x80 | ROUTING_ID && len == tag.len() + 1 && *tag_len as usize == tag.len() {
-            return std::str::from_utf8(tag)
-                .map(Some)
-                .map_err(|_| malformed("routing metadata", "a tag that is not UTF-8"));
-        }
+    if let Some(tag) = route_tag(composite) {
+        return std::str::from_utf8(tag)
+            .map(Some)
+            .map_err(|_| malformed("routing metadata", "a tag that is not UTF-8"));
     }
     for entry in entries(composite) {
         let (mime, body) = entry?;
@@ -250,6 +247,19 @@ pub fn route(composite: &[u8]) -> Result<Option<&str>, MetadataError> {
         }
     }
     Ok(None)
+}
+
+/// The tag of the usual routing metadata, as [`Route`] and Spring write it (one entry, the
+/// well-known routing MIME id, one tag filling it), unchecked: `None` for any other shape.
+/// [`route`] reads every shape and checks the tag.
+pub(crate) fn route_tag(composite: &[u8]) -> Option<&[u8]> {
+    if let [id, l0, l1, l2, tag_len, tag @ ..] = composite {
+        let len = ((*l0 as usize) << 16) | ((*l1 as usize) << 8) | *l2 as usize;
+        if *id == 0x80 | ROUTING_ID && len == tag.len() + 1 && *tag_len as usize == tag.len() {
+            return Some(tag);
+        }
+    }
+    None
 }
 
 /// A composite-metadata builder.
@@ -372,10 +382,12 @@ impl Route {
 
     /// The request's metadata: the routing entry, then the payload's own metadata entries
     /// (which must be composite metadata themselves), if any.
-    pub(crate) fn with(&self, own: Option<Bytes>) -> Bytes {
+    /// Takes the route: its bytes are moved out, not shared again, when the payload has no
+    /// metadata of its own (the usual case).
+    pub(crate) fn with(self, own: Option<Bytes>) -> Bytes {
         match own {
-            None => self.metadata.clone(),
-            Some(m) if m.is_empty() => self.metadata.clone(),
+            None => self.metadata,
+            Some(m) if m.is_empty() => self.metadata,
             Some(m) => {
                 let mut buf = BytesMut::with_capacity(self.metadata.len() + m.len());
                 buf.put_slice(&self.metadata);

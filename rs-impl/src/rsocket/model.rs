@@ -1,11 +1,13 @@
 //! The connection's stream table and its streams driven by hand, without sockets or tokio:
 //! the loom models' handle (`rs-impl/tests/loom/rsocket.rs`). Loom builds only; not API.
 //!
-//! Each method runs the real code of one task of a connection: [`Model::writer`] the
+//! Each method runs the real code of one task of a connection: [`Model::request_response`]
+//! a requester's first poll of a `Response`, [`Model::writer`] the
 //! writer's handling of its queue (opening requests, credit, cancel, elements),
 //! [`Model::payload`] and [`Model::request_n`] the reader's dispatch of a PAYLOAD and a
 //! REQUEST_N, [`Model::close`] the connection's end.
 
+use std::future::Future;
 use std::task::{Context, Poll};
 
 use rs_api::{BoxSubscriber, Publisher};
@@ -18,6 +20,7 @@ use super::inbound::Inbound;
 use super::part::Request;
 use super::payload::Payload;
 use super::pump::Pump;
+use super::response::Response;
 use super::table::{Role, Slot};
 use crate::loom::sync::Arc;
 
@@ -88,6 +91,17 @@ impl Model {
         );
         inbound.start(subscriber);
         Stream(inbound)
+    }
+
+    /// A request_response, polled once on this thread (so queued for the writer): the
+    /// `Response` to drop (a cancel) or to keep.
+    pub fn request_response(&self) -> Response {
+        let mut response = Response::new(self.conn.clone(), None, Payload::default());
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let polled = std::pin::Pin::new(&mut response).poll(&mut cx);
+        assert!(polled.is_pending(), "a request_response resolved unsent");
+        response
     }
 
     /// The writer: takes everything queued and handles it as the writer task does; returns

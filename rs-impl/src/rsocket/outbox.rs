@@ -26,6 +26,7 @@ use std::task::{Context, Poll, Waker};
 use super::frame::Frame;
 use super::part::{InRef, OutRef, RespRef};
 use super::payload::Payload;
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 
 /// A request of this side that the writer opens: it allocates the stream id and puts the
@@ -76,6 +77,11 @@ struct State {
 /// The outbound queue of one connection.
 pub(crate) struct Outbox {
     state: Mutex<State>,
+    /// The number of items waiting, stored under the lock at each change: the reader's
+    /// check before each request ([`Outbox::poll_below`]) reads it without the lock while
+    /// the queue is below its limit (a count that is stale the moment it is read either
+    /// way).
+    len: AtomicUsize,
 }
 
 impl Outbox {
@@ -92,6 +98,7 @@ impl Outbox {
                 corked: false,
                 kicked: false,
             }),
+            len: AtomicUsize::new(0),
         }
     }
 
@@ -103,7 +110,9 @@ impl Outbox {
             return false;
         }
         s.items.push_back(item);
-        s.high = s.high.max(s.items.len());
+        let len = s.items.len();
+        self.len.store(len, Ordering::Relaxed);
+        s.high = s.high.max(len);
         if s.corked {
             return true;
         }
@@ -151,6 +160,9 @@ impl Outbox {
     /// Ready when fewer than `limit` items wait (or the outbox is closed); otherwise parks
     /// the reader until the writer takes them.
     pub(crate) fn poll_below(&self, cx: &mut Context<'_>, limit: usize) -> Poll<()> {
+        if self.len.load(Ordering::Relaxed) < limit {
+            return Poll::Ready(());
+        }
         let mut s = self.state.lock();
         if s.items.len() < limit || s.closed {
             Poll::Ready(())
@@ -175,6 +187,7 @@ impl Outbox {
         if s.closed {
             let last = s.last.take();
             s.items.clear();
+            self.len.store(0, Ordering::Relaxed);
             return Poll::Ready(Some(last));
         }
         if s.items.is_empty() && !s.kicked {
@@ -197,6 +210,7 @@ impl Outbox {
         } else {
             batch.extend(s.items.drain(..));
         }
+        self.len.store(0, Ordering::Relaxed);
         let r = s.reader.take();
         drop(s);
         if let Some(r) = r {
@@ -256,6 +270,7 @@ impl Outbox {
         s.closed = true;
         s.last = last;
         let items = std::mem::take(&mut s.items);
+        self.len.store(0, Ordering::Relaxed);
         let w = s.writer.take();
         let r = s.reader.take();
         let c = s.closing.take();

@@ -79,10 +79,15 @@ pub(crate) trait OutPart: Send + Sync {
 
 /// A request_response, on either side.
 pub(crate) trait RespPart: Send + Sync {
-    /// Writer: the request to send, `None` if dropped meanwhile.
-    fn take_request(&self) -> Option<(Option<Route>, Payload)>;
-    /// Writer: sent on `id`; `false` if dropped meanwhile.
-    fn opened(&self, id: u32) -> bool;
+    /// Writer: opens the request under the request's own lock, so that a drop of its
+    /// future either comes first (nothing is opened: `None`) or finds it sent on its id
+    /// (and cancels it). `open` takes the lease, allocates the id and puts the stream in the
+    /// table; if it fails, the request resolves with its error (`None`). Returns the id and
+    /// the request to send.
+    fn open_with(
+        &self,
+        open: &mut dyn FnMut() -> Result<u32, RSocketError>,
+    ) -> Option<(u32, Option<Route>, Payload)>;
     /// Reader: the answer arrived.
     fn resolve(&self, result: Result<Payload, RSocketError>);
     /// The peer's ERROR or CANCEL, or the connection's end.

@@ -20,6 +20,7 @@ use super::metadata::Route;
 use super::outbox::{Opening, Out};
 use super::part::RespPart;
 use super::payload::Payload;
+use crate::loom::fault::{self, Fault};
 use crate::loom::sync::{Arc, Mutex};
 
 /// A handle on a request_response (std's `Arc`: the connection holds it as a [`RespPart`]
@@ -29,8 +30,6 @@ pub(crate) type SlotRef = std::sync::Arc<ResponseSlot>;
 enum Phase {
     /// Not polled yet: the request waits here.
     New(Option<Route>, Payload),
-    /// Queued for the writer.
-    Queued,
     /// Sent on stream `id`.
     Sent(u32),
     /// Resolved (the result may have been taken).
@@ -86,28 +85,52 @@ impl ResponseSlot {
 
     // --- the writer's side
 
-    /// The request to send (`None` if the future was dropped meanwhile).
-    pub(crate) fn take_request(&self) -> Option<(Option<Route>, Payload)> {
+    /// Opens the request (see [`RespPart::open_with`]): `open` runs under this slot's
+    /// lock, so the requester's drop ([`abandon`](Self::abandon)) either comes first (the
+    /// phase is `Done`: nothing is opened) or finds the request sent on its id (it then
+    /// takes the stream out and sends CANCEL, after the request). One lock for what took
+    /// two (the request taken, then the id recorded).
+    pub(crate) fn open_with(
+        &self,
+        open: &mut dyn FnMut() -> Result<u32, RSocketError>,
+    ) -> Option<(u32, Option<Route>, Payload)> {
         let mut s = self.state.lock();
-        match std::mem::replace(&mut s.phase, Phase::Queued) {
-            Phase::New(route, payload) => Some((route, payload)),
-            other => {
-                s.phase = other;
+        if !matches!(s.phase, Phase::New(..)) {
+            return None;
+        }
+        let Phase::New(route, payload) = std::mem::replace(&mut s.phase, Phase::Done) else {
+            return None;
+        };
+        // The broken twin of the loom model `rsocket::response_dropped_while_opening`: the
+        // lock is let go while the id is allocated, and the id recorded whatever happened.
+        if fault::active(Fault::ResponseOpenSplit) {
+            drop(s);
+            let opened = open();
+            s = self.state.lock();
+            if let Ok(id) = opened {
+                s.phase = Phase::Sent(id);
+                return Some((id, route, payload));
+            }
+            return None;
+        }
+        match open() {
+            Ok(id) => {
+                s.phase = Phase::Sent(id);
+                Some((id, route, payload))
+            }
+            Err(e) => {
+                s.result = Some(Err(e));
+                let task = s.task.take();
+                let w = s.waker.take();
+                drop(s);
+                if let Some(t) = task {
+                    t.abort();
+                }
+                if let Some(w) = w {
+                    w.wake();
+                }
                 None
             }
-        }
-    }
-
-    /// The writer sent the request on `id`: `false` if the future was dropped meanwhile
-    /// (the writer then takes the stream out again).
-    pub(crate) fn opened(&self, id: u32) -> bool {
-        let mut s = self.state.lock();
-        match s.phase {
-            Phase::Queued => {
-                s.phase = Phase::Sent(id);
-                true
-            }
-            _ => false,
         }
     }
 
@@ -248,11 +271,11 @@ impl Drop for Response {
 }
 
 impl RespPart for ResponseSlot {
-    fn take_request(&self) -> Option<(Option<Route>, Payload)> {
-        ResponseSlot::take_request(self)
-    }
-    fn opened(&self, id: u32) -> bool {
-        ResponseSlot::opened(self, id)
+    fn open_with(
+        &self,
+        open: &mut dyn FnMut() -> Result<u32, RSocketError>,
+    ) -> Option<(u32, Option<Route>, Payload)> {
+        ResponseSlot::open_with(self, open)
     }
     fn resolve(&self, result: Result<Payload, RSocketError>) {
         ResponseSlot::resolve(self, result)

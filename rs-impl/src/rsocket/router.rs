@@ -22,8 +22,17 @@ use super::payload::Payload;
 /// A boxed answer to a request_response.
 pub(crate) type BoxResponse = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
 
+/// What a request_response handler gave: its answer at once (a synchronous handler, nothing
+/// boxed), or a future of it.
+pub(crate) enum Answer {
+    /// The answer, computed by the handler itself.
+    Now(Result<Payload, Error>),
+    /// A future of the answer (polled once inline; spawned as a task if not ready).
+    Later(BoxResponse),
+}
+
 type StreamFn = Box<dyn Fn(Payload) -> BoxPublisher<Payload> + Send + Sync>;
-type ResponseFn = Box<dyn Fn(Payload) -> BoxResponse + Send + Sync>;
+type ResponseFn = Box<dyn Fn(Payload) -> Answer + Send + Sync>;
 type FnfFn = Box<dyn Fn(Payload) + Send + Sync>;
 type ChannelFn = Box<dyn Fn(Payload, ChannelInbound) -> BoxPublisher<Payload> + Send + Sync>;
 type PushFn = Box<dyn Fn(Bytes) + Send + Sync>;
@@ -45,6 +54,11 @@ impl std::hash::Hasher for RouteHasher {
         for b in bytes {
             self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
+    }
+
+    /// A key's length prefix (`[u8]` hashes its length first): one round, not eight.
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x0100_0000_01b3);
     }
 
     fn finish(&self) -> u64 {
@@ -77,7 +91,11 @@ struct Handlers {
 ///   returned fits).
 /// * `request_response(route, f)`: `f(request)` returns a future of the answer; an error
 ///   goes out as an ERROR frame (`APPLICATION_ERROR`, or the code of an
-///   [`RSocketError::Remote`]).
+///   [`RSocketError::Remote`]). The future is boxed (one allocation per request), polled
+///   once at once, and run as a task if it is not ready.
+/// * `request_response_sync(route, f)`: `f(request)` returns the answer itself, computed on
+///   the reader (or lane) task: nothing is boxed or spawned. The form for answers that need
+///   no waiting (an echo, a lookup in memory); errors go out as for `request_response`.
 /// * `fire_and_forget(route, f)`: `f(request)`.
 ///
 /// # Examples
@@ -88,22 +106,25 @@ struct Handlers {
 ///
 /// let router = Router::new()
 ///     .request_response("echo", |p: Payload| async move { Ok(p) })
+///     .request_response_sync("size", |p: Payload| Ok(Payload::from(p.data.len().to_string())))
 ///     .request_stream("count", |_req| {
 ///         source::from_iter((0..10u32).map(|i| Payload::from(i.to_string())))
 ///     })
 ///     .fire_and_forget("log", |p| println!("{:?}", p.data));
-/// assert_eq!(router.routes().count(), 3);
+/// assert_eq!(router.routes().count(), 4);
 /// ```
 #[derive(Default)]
 pub struct Router {
-    routes: HashMap<Box<str>, Handlers, std::hash::BuildHasherDefault<RouteHasher>>,
+    /// By the route's bytes: a request's route is looked up before (and without) checking
+    /// that it is UTF-8; only a route that matches none is read as text (for the error).
+    routes: HashMap<Box<[u8]>, Handlers, std::hash::BuildHasherDefault<RouteHasher>>,
     metadata_push: Option<PushFn>,
 }
 
 impl std::fmt::Debug for Router {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Router")
-            .field("routes", &self.routes.keys().collect::<Vec<_>>())
+            .field("routes", &self.routes().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -115,7 +136,7 @@ impl Router {
     }
 
     fn entry(&mut self, route: &str) -> &mut Handlers {
-        self.routes.entry(route.into()).or_default()
+        self.routes.entry(route.as_bytes().into()).or_default()
     }
 
     /// Serves request_stream on `route`: `f(request)` is the stream's publisher.
@@ -145,7 +166,32 @@ impl Router {
         F: Fn(Payload) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Payload, Error>> + Send + 'static,
     {
-        self.entry(route).response = Some(Box::new(move |p| Box::pin(f(p))));
+        self.entry(route).response = Some(Box::new(move |p| Answer::Later(Box::pin(f(p)))));
+        self
+    }
+
+    /// Serves request_response on `route` with a synchronous handler: `f(request)` is the
+    /// answer (or the error to send as an ERROR frame), computed on the connection's reader
+    /// task (or its lane) as the request arrives. Nothing is boxed or spawned per request:
+    /// for answers that need no waiting, this costs less than
+    /// [`request_response`](Self::request_response) with an `async` block. A handler that
+    /// blocks holds every request behind it. A panic in `f` is answered as an
+    /// `APPLICATION_ERROR`, as in the other forms. Registering either form on a route
+    /// replaces the other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use rs_impl::rsocket::{Payload, Router};
+    ///
+    /// let router = Router::new().request_response_sync("echo", |p: Payload| Ok(p));
+    /// assert_eq!(router.routes().collect::<Vec<_>>(), ["echo"]);
+    /// ```
+    pub fn request_response_sync<F>(mut self, route: &str, f: F) -> Self
+    where
+        F: Fn(Payload) -> Result<Payload, Error> + Send + Sync + 'static,
+    {
+        self.entry(route).response = Some(Box::new(move |p| Answer::Now(f(p))));
         self
     }
 
@@ -169,26 +215,41 @@ impl Router {
 
     /// The routes with at least one handler.
     pub fn routes(&self) -> impl Iterator<Item = &str> {
-        self.routes.keys().map(|k| &**k)
+        // Every key was a `&str`.
+        self.routes
+            .keys()
+            .filter_map(|k| std::str::from_utf8(k).ok())
     }
 
+    /// The request's route (its bytes: UTF-8 unless no handler matches) and its handlers.
     fn handlers<'s, 'r>(
         &'s self,
         request: &'r Payload,
-    ) -> Result<(&'r str, Option<&'s Handlers>), RSocketError> {
+    ) -> Result<(&'r [u8], Option<&'s Handlers>), RSocketError> {
+        // The usual routing metadata, read as bytes: a route that matches a registered one
+        // is UTF-8 (every key was a `&str`), so it needs no check; anything else takes the
+        // general path below, with its errors unchanged.
+        if let Some(tag) = request.metadata.as_deref().and_then(metadata::route_tag) {
+            if let Some(h) = self.routes.get(tag) {
+                return Ok((tag, Some(h)));
+            }
+        }
         let route = match &request.metadata {
             Some(m) => metadata::route(m)
                 .map_err(|e| RSocketError::remote(ErrorCode::Invalid, e.to_string()))?
                 .unwrap_or(""),
             None => "",
         };
-        Ok((route, self.routes.get(route)))
+        Ok((route.as_bytes(), self.routes.get(route.as_bytes())))
     }
 
-    fn missing(route: &str, what: &str) -> RSocketError {
+    fn missing(route: &[u8], what: &str) -> RSocketError {
         RSocketError::remote(
             ErrorCode::Invalid,
-            format!("no {what} handler for route {route:?}"),
+            format!(
+                "no {what} handler for route {:?}",
+                String::from_utf8_lossy(route)
+            ),
         )
     }
 
@@ -215,7 +276,7 @@ impl Router {
         }
     }
 
-    pub(crate) fn handle_response(&self, request: Payload) -> Result<BoxResponse, RSocketError> {
+    pub(crate) fn handle_response(&self, request: Payload) -> Result<Answer, RSocketError> {
         let (route, h) = self.handlers(&request)?;
         match h.and_then(|h| h.response.as_ref()) {
             Some(f) => Ok(f(request)),

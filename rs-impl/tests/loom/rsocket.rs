@@ -1,8 +1,9 @@
 //! The RSocket connection's stream table and its streams (`rs_impl::rsocket`, through its
 //! loom-only `model` handle, which runs the real code of the reader's dispatch, the writer's
 //! queue handling and the close): a CANCEL racing a PAYLOAD, a REQUEST_N racing the served
-//! publisher's completion, a stream opened while the connection closes, and a cancel racing
-//! the writer's opening of the request. Each has a broken twin through `rs_impl::loom::inject`.
+//! publisher's completion, a stream opened while the connection closes, a cancel racing
+//! the writer's opening of the request, and a request_response's `Response` dropped while the
+//! writer opens it. Each has a broken twin through `rs_impl::loom::inject`.
 
 use std::sync::Arc as StdArc;
 
@@ -236,4 +237,42 @@ loom_rejects!(
     "without its CANCEL",
     fault Fault::OpenIgnoresCancel,
     cancel_racing_open
+);
+
+/// The requester drops its `Response` (its thread) while the writer opens the request (the
+/// writer's thread), under the request's one lock: either the request never goes out, or it
+/// goes out followed by exactly one CANCEL; the stream leaves the table either way.
+fn response_dropped_while_opening() {
+    let m = Model::client();
+    let response = m.request_response();
+    let writer = {
+        let m = m.clone();
+        thread::spawn(move || m.writer())
+    };
+    drop(response);
+    let mut wire = writer.join().unwrap();
+    wire.extend(m.writer());
+    assert!(
+        wire.is_empty() || wire == [Wire::Request(1), Wire::Cancel(1)],
+        "a dropped request_response went out without its CANCEL: {wire:?}"
+    );
+    assert_eq!(
+        m.streams(),
+        0,
+        "a dropped request_response stays in the table"
+    );
+}
+
+#[test]
+fn response_dropped_while_opening_model() {
+    rs_impl::loom::model(response_dropped_while_opening);
+}
+
+loom_rejects!(
+    /// The twin: the writer lets the request's lock go between taking the request and
+    /// recording its id, so a drop in between finds nothing to cancel.
+    broken_response_dropped_while_opening_is_rejected,
+    "without its CANCEL",
+    fault Fault::ResponseOpenSplit,
+    response_dropped_while_opening
 );

@@ -77,6 +77,9 @@ pub(crate) struct Conn {
     /// Set (once, never cleared) when this side first grants a LEASE: until then
     /// [`Conn::admit`] takes no lock.
     leasing: AtomicBool,
+    /// Set (once, never cleared) with `lease.enforced`: until then this side's requests
+    /// ([`Conn::take_lease`]) take no lock.
+    leased: AtomicBool,
     closed: AtomicBool,
     /// Frames received so far (published by the reader after each read's frames): the
     /// keepalive timer sees the peer's silence as a count that stops growing.
@@ -109,12 +112,35 @@ impl Conn {
             lease: Mutex::new(LeaseState::default()),
             granted: Mutex::new(None),
             leasing: AtomicBool::new(false),
+            leased: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             frames_in: AtomicU64::new(0),
             lanes: AtomicUsize::new(0),
             lane_depths: Mutex::new(None),
             reader_task: Mutex::new(None),
         }
+    }
+
+    /// This side's requests need the peer's LEASE from now on (`lease.enforced`).
+    pub(crate) fn enforce_lease(&self, lease: &mut LeaseState) {
+        lease.enforced = true;
+        self.leased.store(true, Ordering::Release);
+    }
+
+    /// Takes one request from the peer's LEASE ([`LeaseState::take`]), without a lock
+    /// while no lease regime is in force. A LEASE regime that starts as a request is opened
+    /// is as if it had started just after it, as with the lock.
+    #[inline]
+    pub(crate) fn take_lease(&self) -> Result<(), RSocketError> {
+        if !self.leased.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.take_lease_locked()
+    }
+
+    #[cold]
+    fn take_lease_locked(&self) -> Result<(), RSocketError> {
+        self.lease.lock().take(std::time::Instant::now)
     }
 
     pub(crate) fn is_closed(&self) -> bool {

@@ -98,21 +98,11 @@ impl Reader {
             let limit = self.conn.config.control_queue;
             ready!(self.conn.outbox.poll_below(cx, limit));
         }
+        if slot.as_ref().is_some_and(Frame::is_stream_frame) {
+            return self.dispatch.poll_frame(cx, slot);
+        }
         match slot.take() {
             None => Poll::Ready(Ok(())),
-            Some(
-                frame @ (Frame::RequestStream { .. }
-                | Frame::RequestChannel { .. }
-                | Frame::RequestResponse { .. }
-                | Frame::RequestFnf { .. }
-                | Frame::RequestN { .. }
-                | Frame::Cancel { .. }
-                | Frame::Payload { .. }
-                | Frame::Error { id: 1.., .. }),
-            ) => {
-                *slot = Some(frame);
-                self.dispatch.poll_frame(cx, slot)
-            }
             Some(frame) => Poll::Ready(self.control(frame)),
         }
     }
@@ -127,7 +117,7 @@ impl Reader {
                 ttl_ms, requests, ..
             } => {
                 let mut lease = self.conn.lease.lock();
-                lease.enforced = true;
+                self.conn.enforce_lease(&mut lease);
                 lease.expires = Some(Instant::now() + Duration::from_millis(ttl_ms as u64));
                 lease.remaining = requests;
                 let waiters = std::mem::take(&mut lease.waiters);
@@ -189,14 +179,7 @@ impl Reader {
                 self.room().await;
                 self.control(frame)
             }
-            Frame::RequestStream { .. }
-            | Frame::RequestChannel { .. }
-            | Frame::RequestResponse { .. }
-            | Frame::RequestFnf { .. }
-            | Frame::RequestN { .. }
-            | Frame::Cancel { .. }
-            | Frame::Payload { .. }
-            | Frame::Error { id: 1.., .. } => self.stream_frame(frame).await,
+            frame if frame.is_stream_frame() => self.stream_frame(frame).await,
             control => self.control(control),
         }
     }
@@ -423,11 +406,16 @@ pub(crate) async fn run(
             // This frame and every whole frame after it in the read buffer.
             let mut next = Some(frame);
             while let Some(frame) = next.take() {
-                let whole = match reader.reassemble(frame) {
-                    Ok(whole) => whole,
-                    Err(e) => {
-                        conn.fail(e.code, e.message);
-                        return;
+                // No fragment in progress and none starting: the frame is whole as it is.
+                let whole = if reader.partials.is_empty() && !frame.follows() {
+                    Some(frame)
+                } else {
+                    match reader.reassemble(frame) {
+                        Ok(whole) => whole,
+                        Err(e) => {
+                            conn.fail(e.code, e.message);
+                            return;
+                        }
                     }
                 };
                 if whole.is_some() {

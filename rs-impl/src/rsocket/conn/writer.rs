@@ -19,7 +19,7 @@
 //! out in increasing order) and drops the elements of streams cancelled while they waited.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use futures::future::{select, Either};
@@ -285,7 +285,7 @@ fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStar
     match opening {
         Opening::Stream(inbound) => {
             let request = inbound.take_request()?;
-            if let Err(e) = conn.lease.lock().take(Instant::now) {
+            if let Err(e) = conn.take_lease() {
                 inbound.fail(e.into());
                 return None;
             }
@@ -342,26 +342,16 @@ fn open(conn: &Arc<Conn>, opening: Opening) -> Option<(Frame, Option<ChannelStar
             }
         }
         Opening::Response(slot) => {
-            let (route, payload) = slot.take_request()?;
-            if let Err(e) = conn.lease.lock().take(Instant::now) {
-                slot.fail(e);
-                return None;
-            }
-            let opened = conn.table.open_local(|_| Slot {
-                response: Some(slot.clone()),
-                ..Slot::default()
-            });
-            let id = match opened {
-                Ok(id) => id,
-                Err(e) => {
-                    slot.fail(e);
-                    return None;
-                }
-            };
-            if !slot.opened(id) {
-                conn.table.remove(id);
-                return None;
-            }
+            // One lock of the request's for what took two; the lease and the table are
+            // taken inside it (the request's lock is never taken under theirs).
+            let (id, route, payload) = slot.open_with(&mut || {
+                conn.take_lease()?;
+                let response = Some(slot.clone());
+                conn.table.open_local(move |_| Slot {
+                    response,
+                    ..Slot::default()
+                })
+            })?;
             Some((
                 Frame::RequestResponse {
                     id,

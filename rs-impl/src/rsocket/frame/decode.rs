@@ -8,11 +8,76 @@
 //! (`INVALID_SETUP`). Unknown frame types come back as [`Frame::Unknown`], for the connection
 //! to ignore (I flag) or refuse.
 
-use bytes::{Buf, Bytes};
+use bytes::{Buf, Bytes, BytesMut};
 
 use super::{flag, ty, Frame, FrameError, Setup, HEADER_LEN, MAX_U31};
 use crate::rsocket::error::ErrorCode;
 use crate::rsocket::payload::Payload;
+
+/// Parses the frame of `len` bytes that follows the 3-byte length prefix at the front of
+/// `src`, and takes both out of `src`. The two frames of a request_response's round trip
+/// (REQUEST_RESPONSE and PAYLOAD, whole) are read from the borrowed bytes, and only their
+/// metadata and data are split off as [`Bytes`]; every other frame (and any that is
+/// malformed) goes through [`decode`], with the same result.
+pub(crate) fn decode_buffered(src: &mut BytesMut, len: usize) -> Result<Frame, FrameError> {
+    if let Some(frame) = decode_hot(src, len) {
+        return Ok(frame);
+    }
+    src.advance(3);
+    decode(src.split_to(len).freeze())
+}
+
+/// [`decode_buffered`]'s hot frames, or `None` (`src` untouched) for the general path.
+#[inline]
+fn decode_hot(src: &mut BytesMut, len: usize) -> Option<Frame> {
+    let b = src.get(3..3 + len)?;
+    let head: [u8; HEADER_LEN] = b.get(..HEADER_LEN)?.try_into().ok()?;
+    let id = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) & MAX_U31;
+    let type_flags = u16::from_be_bytes([head[4], head[5]]);
+    let frame_type = (type_flags >> 10) as u8;
+    let flags = type_flags & 0x3FF;
+    if frame_type != ty::PAYLOAD && frame_type != ty::REQUEST_RESPONSE {
+        return None;
+    }
+    let mut at = HEADER_LEN;
+    let metadata_len = if flags & flag::METADATA != 0 {
+        let m = b.get(at..at + 3)?;
+        at += 3;
+        let m_len = ((m[0] as usize) << 16) | ((m[1] as usize) << 8) | m[2] as usize;
+        if m_len > len - at {
+            return None; // malformed: `decode` says how
+        }
+        Some(m_len)
+    } else {
+        None
+    };
+    // One split of the read buffer (the costly one); the parts are views of it.
+    let mut body = src.split_to(3 + len).freeze();
+    body.advance(3 + at);
+    let metadata = metadata_len.map(|m_len| body.split_to(m_len));
+    let payload = Payload {
+        data: body,
+        metadata,
+    };
+    let follows = flags & flag::FOLLOWS != 0;
+    Some(if frame_type == ty::PAYLOAD {
+        let complete = flags & flag::COMPLETE != 0;
+        Frame::Payload {
+            id,
+            // "A PAYLOAD with both F and C flags set implicitly ignores the F flag."
+            follows: follows && !complete,
+            complete,
+            next: flags & flag::NEXT != 0,
+            payload,
+        }
+    } else {
+        Frame::RequestResponse {
+            id,
+            follows,
+            payload,
+        }
+    })
+}
 
 /// Parses one frame.
 pub(crate) fn decode(mut frame: Bytes) -> Result<Frame, FrameError> {

@@ -210,6 +210,35 @@ pub(crate) enum Frame {
 }
 
 impl Frame {
+    /// The F flag: a fragment with more to follow (payload-bearing frames only).
+    pub(crate) fn follows(&self) -> bool {
+        match self {
+            Frame::RequestResponse { follows, .. }
+            | Frame::RequestFnf { follows, .. }
+            | Frame::RequestStream { follows, .. }
+            | Frame::RequestChannel { follows, .. }
+            | Frame::Payload { follows, .. } => *follows,
+            _ => false,
+        }
+    }
+
+    /// Whether this is a frame of a stream (a request, REQUEST_N, CANCEL, PAYLOAD, or an
+    /// ERROR on a stream other than 0), for [`dispatch`](crate::rsocket::dispatch); the
+    /// others are the connection's own.
+    pub(crate) fn is_stream_frame(&self) -> bool {
+        matches!(
+            self,
+            Frame::RequestStream { .. }
+                | Frame::RequestChannel { .. }
+                | Frame::RequestResponse { .. }
+                | Frame::RequestFnf { .. }
+                | Frame::RequestN { .. }
+                | Frame::Cancel { .. }
+                | Frame::Payload { .. }
+                | Frame::Error { id: 1.., .. }
+        )
+    }
+
     /// The frame's stream id.
     pub(crate) fn stream_id(&self) -> u32 {
         match self {
