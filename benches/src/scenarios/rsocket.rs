@@ -8,16 +8,18 @@
 //!   connection's and the client's futures'), the server echoes it, the client checks the
 //!   answer and adds the index to the checksum. The server's `ping` handler is the
 //!   synchronous form, `Router::request_response_sync("ping", Ok)` (what a user writes for an
-//!   echo: no future is boxed per request), in both of our rows; an `async` handler
-//!   (`Router::request_response`) adds one allocation per round trip (the boxed future).
+//!   echo: no future is boxed per request), in the first two of our rows; the third row has
+//!   an `async` handler (`Router::request_response`), which adds one allocation per round
+//!   trip (the boxed future): the form for a handler that awaits something.
 //!   Parameter: clients. Peer, the
 //!   ceiling: a raw tokio TCP echo of 24-bit length-prefixed 8-byte messages with the same
 //!   window (50 in flight per connection), batched reads and writes on both sides, no
-//!   protocol. Messages per second = round trips per second. Ours runs against two servers:
+//!   protocol. Messages per second = round trips per second. Ours runs against three servers:
 //!   the default (`lanes = 1`: every frame handled on the connection's reader task) and one
 //!   with two inbound lanes per connection (`lanes = 2`: request frames keyed by route onto
 //!   the keyed-lanes operator; every client uses the one route `ping`, so one lane serves
-//!   each connection and the row shows what the lane machinery costs).
+//!   each connection and the row shows what the lane machinery costs), and the default with
+//!   the `async` handler.
 //! * `request-stream` — one request_stream of `n` small payloads (8 bytes of data, no
 //!   metadata) from the server to a `for_each` subscriber with request strategy k. The
 //!   payloads are views of a static table, so that the counting allocator sees only what the
@@ -74,6 +76,8 @@ struct Env {
     server: ServerHandle,
     /// The same router with two inbound lanes per connection.
     laned: ServerHandle,
+    /// A server whose `ping` handler is `async` (`Router::request_response`).
+    asynchronous: ServerHandle,
     echo: std::net::SocketAddr,
 }
 
@@ -89,7 +93,7 @@ fn env() -> &'static Env {
         let router = || {
             Router::new()
                 // The form a user picks for an echo: a synchronous handler (nothing boxed
-                // per request). Both `remote-ping-pong` rows use it.
+                // per request). The first two `remote-ping-pong` rows use it.
                 .request_response_sync("ping", Ok)
                 .request_stream("nums", |req: Payload| {
                     let n = req.data.clone().get_u64_le();
@@ -110,11 +114,24 @@ fn env() -> &'static Env {
             .block_on(Server::bind("127.0.0.1:0", router(), two))
             .expect("bind");
         let laned = rt.block_on(async { laned.spawn() });
+        // The form a handler that awaits something takes: an `async` handler (its future
+        // boxed per request). The third row uses it.
+        let async_router =
+            Router::new().request_response("ping", |p: Payload| async move { Ok(p) });
+        let asynchronous = rt
+            .block_on(Server::bind(
+                "127.0.0.1:0",
+                async_router,
+                ServerConfig::default(),
+            ))
+            .expect("bind");
+        let asynchronous = rt.block_on(async { asynchronous.spawn() });
         let echo = rt.block_on(echo_server());
         Env {
             rt,
             server,
             laned,
+            asynchronous,
             echo,
         }
     })
@@ -128,6 +145,11 @@ pub fn rsocket_ping_pong(clients: u64, n: u64) -> u64 {
 /// Ours against the server with two inbound lanes per connection.
 pub fn rsocket_ping_pong_lanes2(clients: u64, n: u64) -> u64 {
     ping_pong(env().laned.local_addr(), clients, n)
+}
+
+/// Ours against a server whose handler is `async` (its answer future boxed per request).
+pub fn rsocket_ping_pong_async(clients: u64, n: u64) -> u64 {
+    ping_pong(env().asynchronous.local_addr(), clients, n)
 }
 
 fn ping_pong(addr: std::net::SocketAddr, clients: u64, n: u64) -> u64 {
@@ -326,6 +348,14 @@ pub fn ping_pong_scenario() -> Scenario {
                 per_param: true,
                 what: "the same against a server with two inbound lanes per connection (ServerConfig::lanes = 2): request frames keyed by route onto the keyed-lanes operator",
                 run: rsocket_ping_pong_lanes2,
+                lossy: false,
+            },
+            Implementation {
+                name: "rs-impl rsocket request_response, async handler",
+                ours: true,
+                per_param: true,
+                what: "the first row with the server's handler written `async` (Router::request_response: its answer future boxed per request) instead of Router::request_response_sync",
+                run: rsocket_ping_pong_async,
                 lossy: false,
             },
             Implementation {
