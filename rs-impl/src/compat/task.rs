@@ -187,6 +187,7 @@ where
 pub(crate) const POLL_BUDGET: usize = 128;
 
 /// Returns `Pending` once (waking the task at once), then `Ready`: a yield to the executor.
+#[cfg(feature = "async-subscriber")]
 pub(crate) fn yield_now() -> impl Future<Output = ()> {
     let mut yielded = false;
     std::future::poll_fn(move |cx| {
