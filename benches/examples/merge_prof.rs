@@ -11,10 +11,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rs_api::Publisher;
-use rs_impl::merge::{self, MergeExt};
 use futures::executor::block_on;
 use futures::{future::ready, stream, StreamExt};
+use rs_api::Publisher;
+use rs_impl::merge::{self, MergeExt};
 use rs_impl::source::{from_iter, just, range};
 use rs_impl::subscriber::{for_each, RequestStrategy};
 use rs_impl::Runtime;
@@ -69,11 +69,8 @@ fn main() {
             }
             "flat" => {
                 run(
-                    &from_iter((0..size).map(move |k| k * size..(k + 1) * size)).flat_map(
-                        range,
-                        128,
-                        128,
-                    ),
+                    &from_iter((0..size).map(move |k| k * size..(k + 1) * size))
+                        .flat_map(range, 128, 128),
                     &sum,
                 );
                 elements += size * size;

@@ -578,7 +578,11 @@ fn a_pulled_flat_map_of_values_and_ranges_keeps_demand_counts_and_the_cancel() {
         let (s, h) = collect(strategy);
         p.subscribe(Box::new(s));
         let seen = h.wait().unwrap();
-        assert_eq!(sorted(seen.clone()), sorted(expected.clone()), "{strategy:?}");
+        assert_eq!(
+            sorted(seen.clone()),
+            sorted(expected.clone()),
+            "{strategy:?}"
+        );
         let stats = p.stats();
         assert_eq!((stats.inner_subscriptions, stats.queues), (0, 0));
         assert!(stats.fast_path <= 300, "{stats:?}");
@@ -605,7 +609,11 @@ fn a_pulled_flat_map_of_values_and_ranges_keeps_demand_counts_and_the_cancel() {
             }));
             assert_eq!(*seen.lock().unwrap(), (0..take as u64).collect::<Vec<_>>());
             assert_eq!(after.load(Ordering::SeqCst), 0, "take {take} panic {panic}");
-            assert_eq!(p.stats().fast_path, take as u64, "take {take} panic {panic}");
+            assert_eq!(
+                p.stats().fast_path,
+                take as u64,
+                "take {take} panic {panic}"
+            );
         }
     }
 }
