@@ -1,16 +1,21 @@
 //! A quick look at one merge shape without the report (for a profiler):
 //! `cargo run --release -p rs-benches --example merge_prof -- [shape] [size] [ops]`, shape one
 //! of `iter` (merge of `size` known iterators of `size`), `subscribed` (the same, subscribed),
-//! `just` (a merge of `size` values), `observe` (`observe_on` of a range of `size` on a pool).
+//! `just` (a merge of `size` values), `flatjust` (`range(0..size).flat_map(just)`), `flat` (a flat
+//! map of `size` ranges of `size`, the outer pulled), `observe` (`observe_on` of a range of
+//! `size` on a pool); and futures' `flat_map` on the same shapes, for counting the gap:
+//! `fut-flatjust`, `fut-flat`.
 // Bench code: std types are fine here.
 #![allow(clippy::disallowed_types)]
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::executor::block_on;
+use futures::{future::ready, stream, StreamExt};
 use rs_api::Publisher;
 use rs_impl::merge::{self, MergeExt};
-use rs_impl::source::{just, range};
+use rs_impl::source::{from_iter, just, range};
 use rs_impl::subscriber::{for_each, RequestStrategy};
 use rs_impl::Runtime;
 
@@ -57,6 +62,42 @@ fn main() {
             "just" => {
                 run(&merge::merge((0..size).map(just).collect::<Vec<_>>()), &sum);
                 elements += size;
+            }
+            "flatjust" => {
+                run(&range(0..size).flat_map(just, 128, 128), &sum);
+                elements += size;
+            }
+            "flat" => {
+                run(
+                    &from_iter((0..size).map(move |k| k * size..(k + 1) * size))
+                        .flat_map(range, 128, 128),
+                    &sum,
+                );
+                elements += size * size;
+            }
+            "fut-flatjust" => {
+                let acc = sum.clone();
+                block_on(
+                    stream::iter(0..size)
+                        .flat_map(|x| stream::once(ready(x)))
+                        .for_each(move |x| {
+                            acc.fetch_add(x, std::sync::atomic::Ordering::Relaxed);
+                            ready(())
+                        }),
+                );
+                elements += size;
+            }
+            "fut-flat" => {
+                let acc = sum.clone();
+                block_on(
+                    stream::iter((0..size).map(move |k| k * size..(k + 1) * size))
+                        .flat_map(stream::iter)
+                        .for_each(move |x| {
+                            acc.fetch_add(x, std::sync::atomic::Ordering::Relaxed);
+                            ready(())
+                        }),
+                );
+                elements += size * size;
             }
             "observe" => {
                 run(&range(0..size).observe_on(&runtime, 128), &sum);

@@ -504,3 +504,116 @@ fn p_islands(p: &rs_impl::FlowPublisher<u64>) -> usize {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
 }
+
+/// Takes `take` elements (requesting `batch` at a time), then cancels from inside `on_next`,
+/// or panics there.
+struct StopAfter {
+    take: usize,
+    batch: u64,
+    panic: bool,
+    sub: Option<SubscriptionRef>,
+    seen: Arc<Mutex<Vec<u64>>>,
+    signals_after: Arc<AtomicUsize>,
+}
+
+impl Subscriber<u64> for StopAfter {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(self.batch);
+        self.sub = Some(s);
+    }
+
+    fn on_next(&mut self, x: u64) {
+        let mut seen = self.seen.lock().unwrap();
+        if seen.len() >= self.take {
+            self.signals_after.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        seen.push(x);
+        let n = seen.len();
+        drop(seen);
+        if n == self.take {
+            if self.panic {
+                panic!("the subscriber fails at {n}");
+            }
+            self.sub.as_ref().unwrap().cancel();
+        } else if n as u64 % self.batch == 0 {
+            self.sub.as_ref().unwrap().request(self.batch);
+        }
+    }
+
+    fn on_error(&mut self, _: Error) {
+        self.signals_after.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn on_complete(&mut self) {
+        self.signals_after.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_pulled_flat_map_of_values_and_ranges_keeps_demand_counts_and_the_cancel() {
+    // Values (taken in runs by the pulled outer) mixed with known iterators (the typed lane)
+    // and empties, under demands that cut the runs anywhere.
+    let f = |i: u64| -> merge::InnerSource<u64> {
+        match i % 5 {
+            0 => merge::InnerSource::Iter(Box::new(i * 1000..i * 1000 + 3)),
+            1 => merge::InnerSource::Empty,
+            _ => merge::InnerSource::Just(i * 1000),
+        }
+    };
+    let expected: Vec<u64> = (0..500u64)
+        .flat_map(|i| match i % 5 {
+            0 => (i * 1000..i * 1000 + 3).collect::<Vec<_>>(),
+            1 => vec![],
+            _ => vec![i * 1000],
+        })
+        .collect();
+    for (mc, strategy) in [
+        (128, RequestStrategy::Unbounded),
+        (128, RequestStrategy::OneByOne),
+        (4, RequestStrategy::Prefetch(7)),
+        (3, RequestStrategy::Prefetch(64)),
+    ] {
+        let p = source::range(0u64..500).flat_map(f, mc, 16);
+        let (s, h) = collect(strategy);
+        p.subscribe(Box::new(s));
+        let seen = h.wait().unwrap();
+        assert_eq!(
+            sorted(seen.clone()),
+            sorted(expected.clone()),
+            "{strategy:?}"
+        );
+        let stats = p.stats();
+        assert_eq!((stats.inner_subscriptions, stats.queues), (0, 0));
+        assert!(stats.fast_path <= 300, "{stats:?}");
+        if matches!(strategy, RequestStrategy::Unbounded) {
+            // Nothing waits: every value straight down, every range typed, in the outer's order.
+            assert_eq!(seen, expected);
+            assert_eq!((stats.fast_path, stats.typed_lane), (300, 300), "{stats:?}");
+        }
+    }
+    // A cancel or a panic from inside `on_next`, in the middle of a run of values: nothing
+    // more is delivered.
+    for panic in [false, true] {
+        for (take, batch) in [(1, 1), (5, 100), (37, 10), (100, u64::MAX)] {
+            let p = source::range(0u64..1000).flat_map(source::just, 128, 16);
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let after = Arc::new(AtomicUsize::new(0));
+            p.subscribe(Box::new(StopAfter {
+                take,
+                batch,
+                panic,
+                sub: None,
+                seen: seen.clone(),
+                signals_after: after.clone(),
+            }));
+            assert_eq!(*seen.lock().unwrap(), (0..take as u64).collect::<Vec<_>>());
+            assert_eq!(after.load(Ordering::SeqCst), 0, "take {take} panic {panic}");
+            assert_eq!(
+                p.stats().fast_path,
+                take as u64,
+                "take {take} panic {panic}"
+            );
+        }
+    }
+}

@@ -72,6 +72,15 @@ pub(super) struct Out<U> {
     pub(super) typed: u64,
 }
 
+/// Values a pulled outer may deliver straight downstream, one after the other, without
+/// [`Core::take_value`]'s checks and counts per value (see [`Core::value_run`]): `left` of the
+/// `granted` are still to go; the counts of the others are added by [`Core::settle_run`].
+#[derive(Debug, Default)]
+pub(super) struct ValueRun {
+    pub(super) granted: u64,
+    pub(super) left: u64,
+}
+
 /// A subscriber's panic, caught.
 pub(super) type Panic = Box<dyn Any + Send>;
 
@@ -84,6 +93,17 @@ impl<U> Out<U> {
         }
         self.limit = demand.total();
         self.limit == UNBOUNDED || self.emitted != self.limit
+    }
+
+    /// Delivers `u` without counting it (a value of a [`ValueRun`], counted when the run is
+    /// settled).
+    #[inline]
+    pub(super) fn emit_uncounted(&mut self, u: U) -> Result<(), Panic> {
+        let Some(s) = self.subscriber.as_mut() else {
+            panics::drop_guarded(u);
+            return Ok(());
+        };
+        catch_unwind(AssertUnwindSafe(|| s.on_next(u)))
     }
 
     /// Counts an element delivered on the fast path.
@@ -363,6 +383,47 @@ impl<U: Send + 'static> Core<U> {
             }
         } else {
             self.keep_value(st, u);
+        }
+    }
+
+    /// With the drain held: how many values, at most `most`, may go straight downstream one
+    /// after the other from now with no check but the cancel flag (a [`ValueRun`]): none when
+    /// the subscription ended or a value waits; else what the demand read now and the
+    /// outer's replenish batch (RxJava's scalar limit) leave room for. The run's counts are
+    /// added by [`settle_run`](Self::settle_run).
+    #[inline]
+    pub(super) fn value_run(&self, st: &mut State<U>, most: u64) -> u64 {
+        if st.out.finished || !st.scalars.is_empty() || st.out.subscriber.is_none() {
+            return 0;
+        }
+        if st.out.emitted == st.out.limit {
+            st.out.limit = self.demand.total();
+        }
+        let room = if st.out.limit == UNBOUNDED {
+            u64::MAX
+        } else {
+            st.out.limit - st.out.emitted
+        };
+        room.min(self.scalar_limit().saturating_sub(st.scalars_done))
+            .min(most)
+    }
+
+    /// With the drain held: adds what `run` delivered since it was last settled to the counts
+    /// [`take_value`](Self::take_value) keeps per value (emitted, fast path, values toward the
+    /// outer's replenish), and asks the outer for more when the batch is full — the same
+    /// requests, at the same points of the stream, as per value.
+    #[inline]
+    pub(super) fn settle_run(&self, st: &mut State<U>, run: &mut ValueRun) {
+        let n = run.granted - run.left;
+        if n == 0 {
+            return;
+        }
+        run.granted = run.left;
+        st.out.emitted += n;
+        st.out.fast += n;
+        st.scalars_done += n;
+        if st.scalars_done >= self.scalar_limit() {
+            self.replenish_scalars(st);
         }
     }
 

@@ -14,7 +14,7 @@ use std::sync::Arc as StdArc;
 
 use rs_api::{BoxSubscriber, Error, Publisher, Subscription};
 
-use super::core::{Core, State};
+use super::core::{Core, State, ValueRun};
 use super::inner::{Inner, InnerSource, InnerVisitor};
 use super::publisher::{FlatMap, OuterPulled};
 use super::subscribers::start_inner;
@@ -212,12 +212,39 @@ where
     }
 
     /// With the drain held: up to `*left` elements, until one needs a subscription.
+    ///
+    /// Values go in runs ([`ValueRun`]): the demand, the waiting values and the outer's
+    /// replenish batch are looked at once per run, and the counts added once per run, so that
+    /// a value costs its mapping, its `on_next` and a read of the cancel flag (rule 1.8).
     fn pull_held(&self, st: &mut State<U>, iter: &mut J, left: &mut u64) -> Step<U> {
+        let mut run = ValueRun::default();
+        let mut n = *left;
+        let step = self.pull_runs(st, iter, &mut n, &mut run);
+        self.core.settle_run(st, &mut run);
+        *left = n;
+        step
+    }
+
+    /// [`pull_held`](Self::pull_held)'s loop (its caller settles the last run).
+    #[inline(always)]
+    fn pull_runs(
+        &self,
+        st: &mut State<U>,
+        iter: &mut J,
+        left: &mut u64,
+        run: &mut ValueRun,
+    ) -> Step<U> {
         while *left > 0 {
-            if st.finished() || self.core.cancelled_meanwhile() {
+            if self.core.cancelled_meanwhile() || (run.left == 0 && st.finished()) {
                 return Step::Done;
             }
+            if run.left == 0 {
+                self.core.settle_run(st, run);
+                run.left = self.core.value_run(st, *left);
+                run.granted = run.left;
+            }
             let Some(inner) = self.next_inner(iter) else {
+                self.core.settle_run(st, run);
                 self.core.outer_complete_held();
                 return Step::EndedHeld;
             };
@@ -225,11 +252,26 @@ where
             let held = Held {
                 core: &self.core,
                 st: &mut *st,
+                run: ValueRun {
+                    granted: run.granted,
+                    left: run.left,
+                },
             };
+            // The value of a run is delivered here, outside the visit's `catch_unwind` (whose
+            // captures live in memory): the run's counter stays in a register.
             match catch_unwind(AssertUnwindSafe(|| inner.visit(held))) {
-                Ok(None) => {}
-                Ok(Some(source)) => return Step::Start(source),
+                Ok(Took::Value(u)) => {
+                    run.left -= 1;
+                    if let Err(p) = st.out.emit_uncounted(u) {
+                        self.core.settle_run(st, run);
+                        self.core.subscriber_panicked(st, p);
+                    }
+                }
+                Ok(Took::Done) => {}
+                Ok(Took::Settled) => *run = ValueRun::default(),
+                Ok(Took::Start(source)) => return Step::Start(source),
                 Err(p) => {
+                    self.core.settle_run(st, run);
                     let e = Error::msg(format!(
                         "an inner panicked when made: {}",
                         panics::panic_message(&*p)
@@ -315,29 +357,59 @@ where
     }
 }
 
+/// What [`Held`] made of an inner.
+enum Took<U> {
+    /// A value the run has room for: the pull loop delivers it.
+    Value(U),
+    /// Served (delivered, kept or nothing).
+    Done,
+    /// Served after the run was settled (a known iterator, which may use the run's demand):
+    /// the pull loop starts a new run.
+    Settled,
+    /// An inner to subscribe to, outside the drain.
+    Start(InnerSource<U>),
+}
+
 /// Takes an inner with the drain held: values and known iterators are served at once;
 /// anything else comes back to be subscribed to outside the drain.
 struct Held<'a, U> {
     core: &'a Core<U>,
     st: &'a mut State<U>,
+    /// A copy of the pull loop's run: a value goes back to the loop while it has room; the
+    /// run is settled before a known iterator is served.
+    run: ValueRun,
+}
+
+impl<U: Send + 'static> Held<'_, U> {
+    /// A known iterator, after the run was settled (the typed lane reads the counts).
+    #[inline]
+    fn typed<J>(mut self, iter: J) -> Took<U>
+    where
+        J: Iterator<Item = U> + Send + 'static,
+    {
+        self.core.settle_run(self.st, &mut self.run);
+        self.core.admit_typed(self.st, iter);
+        Took::Settled
+    }
 }
 
 impl<U: Send + 'static> InnerVisitor<U> for Held<'_, U> {
-    type Out = Option<InnerSource<U>>;
+    type Out = Took<U>;
 
-    fn iter<J>(self, iterable: J) -> Self::Out
+    fn iter<J>(mut self, iterable: J) -> Self::Out
     where
         J: IntoIterator<Item = U>,
         J::IntoIter: Send + 'static,
     {
         match catch_unwind(AssertUnwindSafe(|| iterable.into_iter())) {
-            Ok(iter) => self.core.admit_typed(self.st, iter),
+            Ok(iter) => self.typed(iter),
             Err(p) => {
+                self.core.settle_run(self.st, &mut self.run);
                 self.core.iterator_panicked(p);
                 self.core.empty_held();
+                Took::Settled
             }
         }
-        None
     }
 
     // Inlined into the pull loop, where the source's kind is known: a value is taken without
@@ -345,11 +417,12 @@ impl<U: Send + 'static> InnerVisitor<U> for Held<'_, U> {
     #[inline(always)]
     fn source(self, source: InnerSource<U>) -> Self::Out {
         match source {
+            InnerSource::Just(u) if self.run.left > 0 => return Took::Value(u),
             InnerSource::Just(u) => self.core.take_value(self.st, u),
             InnerSource::Empty => self.core.empty_held(),
-            InnerSource::Iter(iter) => self.core.admit_typed(self.st, iter),
-            source @ InnerSource::Publisher(_) => return Some(source),
+            InnerSource::Iter(iter) => return self.typed(iter),
+            source @ InnerSource::Publisher(_) => return Took::Start(source),
         }
-        None
+        Took::Done
     }
 }
