@@ -9,8 +9,16 @@
 #
 # A separate target dir keeps the RUSTFLAGS change from throwing away the normal build cache.
 # LOOM_MAX_PREEMPTIONS=2 is the bound tokio and crossbeam use; larger models set their own
-# through loom::model::Builder (the smallest run exhaustively). Measured on the 2-core dev
-# machine from an empty target dir: about 65 s in all, of which about 4 s running the models.
+# through loom::model::Builder (the smallest run exhaustively).
+#
+# The models are independent (loom keeps each execution's state in its own thread, and the
+# TCK's scenarios each run in a child process), so rs-impl's models and the TCK's scenarios run
+# one per core (LOOM_TEST_THREADS, default the core count). The loom mode's self-tests run one
+# at a time: they run models in the test process itself through the TCK's harness, whose
+# process-wide state tells loom's threads from foreign ones.
+# Every cargo invocation below selects the same packages and test targets, so that all of them
+# reuse the one build (a narrower selection unifies rs-impl's features differently and
+# recompiles it: about a minute on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,10 +26,15 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/loom}"
 export RUSTFLAGS="${RUSTFLAGS:-} --cfg rs_loom"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 export LOOM_MAX_BRANCHES="${LOOM_MAX_BRANCHES:-10000}"
+threads="${LOOM_TEST_THREADS:-$(nproc 2>/dev/null || echo 2)}"
+packages=(-p rs-impl -p rs-tck)
+run() { cargo test --release -j "${JOBS:-2}" "${packages[@]}" "$@"; }
 
-cargo test --release -j "${JOBS:-2}" -p rs-impl -p rs-tck --test loom --test loom_self_test \
-  --test loom_report_self_test --test facade \
-  -- --test-threads=1 --skip "source::push" "$@"
+run --test loom --test loom_self_test --test loom_report_self_test --test facade --no-run
+# rs-impl's models (each with its broken twins), the facade, the TCK's loom scenarios.
+run --test loom --test facade -- --test-threads="$threads" --skip "source::push" "$@"
+# The loom mode's self-tests.
+run --test loom_self_test --test loom_report_self_test -- --test-threads=1 --skip "source::push" "$@"
 
 # The TCK's loom scenarios over the push source fed by a producer thread add a fourth thread
 # to scenarios that already have three, and the source's lock-free offer path has many
@@ -31,6 +44,5 @@ cargo test --release -j "${JOBS:-2}" -p rs-impl -p rs-tck --test loom --test loo
 # bound above. (Skipped when the script is given a filter; run it with LOOM_MAX_PREEMPTIONS=1
 # and the filter yourself.)
 if [ "$#" -eq 0 ]; then
-  LOOM_MAX_PREEMPTIONS=1 cargo test --release -j "${JOBS:-2}" -p rs-tck --test loom \
-    -- --test-threads=1 "source::push"
+  LOOM_MAX_PREEMPTIONS=1 run --test loom -- --test-threads="$threads" "source::push"
 fi

@@ -75,7 +75,7 @@ pub(super) struct Out<U> {
 /// Values a pulled outer may deliver straight downstream, one after the other, without
 /// [`Core::take_value`]'s checks and counts per value (see [`Core::value_run`]): `left` of the
 /// `granted` are still to go; the counts of the others are added by [`Core::settle_run`].
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 pub(super) struct ValueRun {
     pub(super) granted: u64,
     pub(super) left: u64,

@@ -252,10 +252,7 @@ where
             let held = Held {
                 core: &self.core,
                 st: &mut *st,
-                run: ValueRun {
-                    granted: run.granted,
-                    left: run.left,
-                },
+                run: *run,
             };
             // The value of a run is delivered here, outside the visit's `catch_unwind` (whose
             // captures live in memory): the run's counter stays in a register.

@@ -11,7 +11,11 @@
 //!   that does not look at the inner's own queue: an inner's elements leave out of order);
 //! * a known iterator (the typed lane) arriving while a subscribed inner emits on another
 //!   thread, under one-by-one demand: drained typed when it finds the drain free and nothing
-//!   else waiting, boxed and served round-robin otherwise.
+//!   else waiting, boxed and served round-robin otherwise;
+//! * a pulled outer (a known iterator, not subscribed) whose elements map to single values,
+//!   delivered in value runs inside one hold of the drain, cancelled from another thread while
+//!   the main thread's request pulls the next run (twin: the same drain ignoring the cancel
+//!   flag keeps the subscriber).
 
 use std::sync::{Arc as StdArc, Weak};
 
@@ -400,6 +404,49 @@ pub(crate) fn typed_iterator_races_inner_on_next() {
     assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
 }
 
+/// Rules 1.1, 1.3, 3.13, no leak. A pulled outer of five elements, each mapped to a single
+/// value: the subscriber asks for two (delivered inside `subscribe`, one value run), then a
+/// thread of the model cancels while the main thread asks for two more (a second run, which
+/// reads the cancel flag before each value). In every interleaving: two to four values
+/// arrive, never past the demand, no signal overlaps, the outer is never read to its end (so
+/// nothing completes), the subscriber is dropped once both calls have returned (by the
+/// cancel, or by the run that saw it), and every value made is dropped exactly once.
+pub(crate) fn value_runs_race_cancel() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let l = live.clone();
+    let p =
+        rs_impl::source::from_iter(0u64..5).flat_map(move |x: u64| Some(Tracked::new(x, &l)), 2, 2);
+    let (probe, seen, token) = Probe::new(2, 0, None);
+    p.subscribe(Box::new(probe));
+    let s = seen.lock().subscription.clone().expect("subscribed");
+    assert_eq!(seen.lock().items, vec![0, 1], "the first run");
+    let c = s.clone();
+    let t = thread::spawn(move || c.cancel());
+    seen.lock().requested += 2;
+    s.request(2);
+    drop(s);
+    t.join().unwrap();
+    drop(p);
+    let s = finish(&seen);
+    assert!((2..=4).contains(&s.items.len()), "{:?} arrived", s.items);
+    assert_eq!(
+        s.items,
+        (0..s.items.len() as u64).collect::<Vec<_>>(),
+        "out of order"
+    );
+    assert_eq!(s.completes + s.errors, 0, "a terminal signal");
+    assert!(
+        token.upgrade().is_none(),
+        "rule 3.13: the subscriber is kept after the cancel"
+    );
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+#[test]
+fn merge_value_runs_race_cancel() {
+    loom::model(value_runs_race_cancel);
+}
+
 #[test]
 fn merge_typed_iterator_races_inner_on_next() {
     loom::model(typed_iterator_races_inner_on_next);
@@ -425,6 +472,13 @@ crate::loom_rejects!(
     "rule 1.8",
     fault rs_impl::loom::Fault::MergeIgnoresCancel,
     cancel_races_inner_on_next
+);
+
+crate::loom_rejects!(
+    merge_model_rejects_value_runs_that_ignore_cancel,
+    "rule 3.13",
+    fault rs_impl::loom::Fault::MergeIgnoresCancel,
+    value_runs_race_cancel
 );
 
 crate::loom_rejects!(

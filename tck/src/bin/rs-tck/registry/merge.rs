@@ -15,27 +15,34 @@
 //! | `Flow::observe_on` | publisher | a flow whose second island runs on another runtime |
 //! | `Flow::flat_map(identity)` | identity processor | `IslandProcessor` of `flat_map(Some)`: each element a known value |
 
+#[cfg(not(rs_loom))]
 use std::sync::OnceLock;
 
-use rs_api::{BoxPublisher, Error, Processor, Publisher};
+#[cfg(not(rs_loom))]
+use rs_api::Processor;
+use rs_api::{BoxPublisher, Error, Publisher};
+#[cfg(not(rs_loom))]
 use rs_impl::flow::{Flow, FlowPublisher, IslandProcessor};
+#[cfg(not(rs_loom))]
 use rs_impl::island::Runtime;
-use rs_impl::merge::{self, InnerSource, MergeExt};
+#[cfg(not(rs_loom))]
+use rs_impl::merge::MergeExt;
+use rs_impl::merge::{self, InnerSource};
 use rs_impl::source;
 use rs_tck::loom;
+#[cfg(not(rs_loom))]
 use rs_tck::processor::{self, IdentityProcessorVerification};
 use rs_tck::publisher::{self, PublisherVerification, SupportedSubscribers};
 use rs_tck::suite::Suite;
 
 /// The merge suites.
 pub(crate) fn suites() -> Vec<Suite> {
-    let mut suites: Vec<Suite> = plain()
+    let plain = plain()
         .into_iter()
-        .map(|(name, v)| publisher::verify(name, v))
-        .collect();
+        .map(|(name, v)| publisher::verify(name, v));
     #[cfg(not(rs_loom))]
-    suites.extend(islands());
-    suites
+    let plain = plain.chain(islands());
+    plain.collect()
 }
 
 /// The loom suites of the plain-publisher merges.
