@@ -3,7 +3,8 @@
 //! of `iter` (merge of `size` known iterators of `size`), `subscribed` (the same, subscribed),
 //! `just` (a merge of `size` values), `flatjust` (`range(0..size).flat_map(just)`), `flat` (a flat
 //! map of `size` ranges of `size`, the outer pulled), `observe` (`observe_on` of a range of
-//! `size` on a pool); and futures' `flat_map` on the same shapes, for counting the gap:
+//! `size` on a pool), `async` (a merge of `size` islands of `size` on a 2-thread pool, each
+//! op's time and merge stats printed); and futures' `flat_map` on the same shapes, for counting the gap:
 //! `fut-flatjust`, `fut-flat`.
 // Bench code: std types are fine here.
 #![allow(clippy::disallowed_types)]
@@ -14,6 +15,7 @@ use std::time::Instant;
 use futures::executor::block_on;
 use futures::{future::ready, stream, StreamExt};
 use rs_api::Publisher;
+use rs_impl::flow::Flow;
 use rs_impl::merge::{self, MergeExt};
 use rs_impl::source::{from_iter, just, range};
 use rs_impl::subscriber::{for_each, RequestStrategy};
@@ -102,6 +104,24 @@ fn main() {
             "observe" => {
                 run(&range(0..size).observe_on(&runtime, 128), &sum);
                 elements += size;
+            }
+            "async" => {
+                let m = merge::merge(
+                    (0..size)
+                        .map(|k| Flow::from_iter(k * size..(k + 1) * size).into_publisher(&runtime))
+                        .collect::<Vec<_>>(),
+                );
+                let t = Instant::now();
+                run(&m, &sum);
+                let st = m.stats();
+                println!(
+                    "op {:.2} ms: queues {} drain passes {} fast path {}",
+                    t.elapsed().as_secs_f64() * 1e3,
+                    st.queues,
+                    st.drain_passes,
+                    st.fast_path
+                );
+                elements += size * size;
             }
             other => panic!("unknown shape {other}"),
         }
