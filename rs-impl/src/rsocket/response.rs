@@ -21,7 +21,7 @@ use super::outbox::{Opening, Out};
 use super::part::RespPart;
 use super::payload::Payload;
 use crate::loom::fault::{self, Fault};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::{Arc, Mutex, MutexGuard};
 
 /// A handle on a request_response (std's `Arc`: the connection holds it as a [`RespPart`]
 /// object).
@@ -119,16 +119,7 @@ impl ResponseSlot {
                 Some((id, route, payload))
             }
             Err(e) => {
-                s.result = Some(Err(e));
-                let task = s.task.take();
-                let w = s.waker.take();
-                drop(s);
-                if let Some(t) = task {
-                    t.abort();
-                }
-                if let Some(w) = w {
-                    w.wake();
-                }
+                settle(s, Err(e));
                 None
             }
         }
@@ -143,16 +134,7 @@ impl ResponseSlot {
             return;
         }
         s.phase = Phase::Done;
-        s.result = Some(result);
-        let task = s.task.take();
-        let w = s.waker.take();
-        drop(s);
-        if let Some(t) = task {
-            t.abort();
-        }
-        if let Some(w) = w {
-            w.wake();
-        }
+        settle(s, result);
     }
 
     /// The connection ended, or the peer's ERROR / CANCEL.
@@ -282,5 +264,22 @@ impl RespPart for ResponseSlot {
     }
     fn fail(&self, error: RSocketError) {
         ResponseSlot::fail(self, error)
+    }
+}
+
+/// The end of a request_response whose phase is `Done`: records `result`, lets go of the
+/// lock, then aborts the responder's task (if any) and wakes the requester's future (if it
+/// waits). Used by [`ResponseSlot::resolve`] and by an opening that failed.
+#[inline(always)]
+fn settle(mut s: MutexGuard<'_, State>, result: Result<Payload, RSocketError>) {
+    s.result = Some(result);
+    let task = s.task.take();
+    let w = s.waker.take();
+    drop(s);
+    if let Some(t) = task {
+        t.abort();
+    }
+    if let Some(w) = w {
+        w.wake();
     }
 }

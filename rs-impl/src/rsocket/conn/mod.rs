@@ -20,11 +20,11 @@ use super::table::{Role, Slot, StreamTable};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 
-/// The requester's view of the peer's LEASE (spec, "Lease Semantics").
+/// The requester's view of the peer's LEASE (spec, "Lease Semantics"). Whether requests
+/// need a LEASE at all is [`Conn`]'s flag (set by [`Conn::enforce_lease`]), the one source
+/// of truth: it is read without this lock on every request.
 #[derive(Debug, Default)]
 pub(crate) struct LeaseState {
-    /// Requests need a LEASE: this side asked for leases in its SETUP, or the peer sent one.
-    pub(crate) enforced: bool,
     /// Until when the last LEASE is valid.
     pub(crate) expires: Option<Instant>,
     /// Requests the last LEASE still allows.
@@ -34,12 +34,9 @@ pub(crate) struct LeaseState {
 }
 
 impl LeaseState {
-    /// Takes one request from the lease, or says why not. The clock is read only under a
-    /// lease regime (`now` is called then), not for every request.
+    /// Takes one request from the lease, or says why not: called only under a lease regime
+    /// ([`Conn::take_lease`] checks it first), so the clock is not read for every request.
     pub(crate) fn take(&mut self, now: impl FnOnce() -> Instant) -> Result<(), RSocketError> {
-        if !self.enforced {
-            return Ok(());
-        }
         let now = now();
         match self.expires {
             None => Err(RSocketError::NoLease("no LEASE received yet".into())),
@@ -77,8 +74,9 @@ pub(crate) struct Conn {
     /// Set (once, never cleared) when this side first grants a LEASE: until then
     /// [`Conn::admit`] takes no lock.
     leasing: AtomicBool,
-    /// Set (once, never cleared) with `lease.enforced`: until then this side's requests
-    /// ([`Conn::take_lease`]) take no lock.
+    /// Requests need the peer's LEASE: this side asked for leases in its SETUP, or the peer
+    /// sent one. Set once ([`Conn::enforce_lease`], under the `lease` lock), never cleared;
+    /// until then this side's requests ([`Conn::take_lease`]) take no lock.
     leased: AtomicBool,
     closed: AtomicBool,
     /// Frames received so far (published by the reader after each read's frames): the
@@ -121,9 +119,10 @@ impl Conn {
         }
     }
 
-    /// This side's requests need the peer's LEASE from now on (`lease.enforced`).
-    pub(crate) fn enforce_lease(&self, lease: &mut LeaseState) {
-        lease.enforced = true;
+    /// This side's requests need the peer's LEASE from now on. Called with the `lease` lock
+    /// held (`_lease`), so that a request that sees the flag and then takes the lock sees
+    /// what the caller records under it (the LEASE's terms).
+    pub(crate) fn enforce_lease(&self, _lease: &mut LeaseState) {
         self.leased.store(true, Ordering::Release);
     }
 

@@ -166,13 +166,13 @@ impl Reader {
 
     /// Handles one frame.
     pub(crate) async fn handle(&mut self, frame: Frame) -> Result<(), Stop> {
-        let frame = match self.reassemble(frame) {
-            Ok(Some(f)) => f,
-            Ok(None) => return Ok(()),
-            Err(e) => {
-                self.conn.fail(e.code, e.message);
-                return Err(Stop);
-            }
+        let mut slot = Some(frame);
+        if let Err(e) = self.reassemble(&mut slot) {
+            self.conn.fail(e.code, e.message);
+            return Err(Stop);
+        }
+        let Some(frame) = slot else {
+            return Ok(());
         };
         match frame {
             Frame::Keepalive { respond: true, .. } | Frame::MetadataPush { .. } => {
@@ -212,8 +212,28 @@ impl Reader {
     }
 
     /// Fragments: the first frame with F starts a partial payload, PAYLOAD frames with F
-    /// add to it, the first without F completes it. Returns the whole frame when complete.
-    fn reassemble(&mut self, frame: Frame) -> Result<Option<Frame>, FrameError> {
+    /// add to it, the first without F completes it. Leaves the whole frame in `slot` (the
+    /// frame itself, without a fragment in progress or starting, or the reassembled one
+    /// when complete), or `None` while fragments are awaited.
+    #[inline]
+    fn reassemble(&mut self, slot: &mut Option<Frame>) -> Result<(), FrameError> {
+        // No fragment in progress and none starting: the frame is whole as it is (and stays
+        // where it is).
+        if self.partials.is_empty() && !slot.as_ref().is_some_and(Frame::follows) {
+            return Ok(());
+        }
+        match slot.take() {
+            Some(frame) => {
+                *slot = self.reassemble_fragment(frame)?;
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// [`reassemble`](Self::reassemble) once a fragment is in progress or starts.
+    #[inline(never)]
+    fn reassemble_fragment(&mut self, frame: Frame) -> Result<Option<Frame>, FrameError> {
         let (id, follows) = match &frame {
             Frame::RequestResponse { id, follows, .. }
             | Frame::RequestFnf { id, follows, .. }
@@ -406,20 +426,12 @@ pub(crate) async fn run(
             // This frame and every whole frame after it in the read buffer.
             let mut next = Some(frame);
             while let Some(frame) = next.take() {
-                // No fragment in progress and none starting: the frame is whole as it is.
-                let whole = if reader.partials.is_empty() && !frame.follows() {
-                    Some(frame)
-                } else {
-                    match reader.reassemble(frame) {
-                        Ok(whole) => whole,
-                        Err(e) => {
-                            conn.fail(e.code, e.message);
-                            return;
-                        }
-                    }
-                };
-                if whole.is_some() {
-                    let mut slot = whole;
+                let mut slot = Some(frame);
+                if let Err(e) = reader.reassemble(&mut slot) {
+                    conn.fail(e.code, e.message);
+                    return;
+                }
+                if slot.is_some() {
                     let done = futures::future::poll_fn(|cx| reader.poll_whole(cx, &mut slot));
                     if done.await.is_err() {
                         return;
