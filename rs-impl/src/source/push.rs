@@ -65,6 +65,30 @@
 //! 3 µs) was measured and not kept either (6.8 against 7.3 M el/s for the previous build,
 //! medians of four alternating runs). What would move this row is fewer sleeps and lingers
 //! between the islands (the boundaries' flush and linger policy), not a cheaper send.
+//!
+//! **Counted per element** (issue 24, 2026-12-03 14:30Z, counters added to a build for the
+//! count and taken out again; `boundary_quick` at K = 3, 3 × 3·10^6 elements, 2 cores at load
+//! 6–46, so wall times are noise and CPU time and counts are the evidence). The edge from the
+//! sender into the first island is *not* woken per element: the sender wakes that island
+//! 0.1–1.4 times per thousand elements (a run of 700–9,000 elements per wake-up), the island
+//! parks its empty input 0.2–1.9 times per thousand, requests once per 512 (1.95 per
+//! thousand), and the sender sleeps 1.2–1.8 times per thousand (its spin paid in 5% of the
+//! tries). `strace -c -f`: 9.7 futex calls per thousand elements for the whole chain, of which
+//! the sender's sleep, its wake-up and the island's wake-up are about 4. So a linger of the
+//! first island for a run of the sender's (the stream bridge's run-wait, `Reader::spin`, for
+//! up to 32 elements) has nothing to save: measured again, 103–110 ns of CPU per element
+//! against 112–115 without. Where the element's time goes instead (`perf record`, CPU per
+//! element 109–121 ns against 43–54 for the same chain from `Flow::from_iter` and 58 for
+//! hand-batched crossbeam): the sender's thread, about 20–23 ns — the permit's
+//! compare-and-swap, the drain loop's two read-modify-writes, the input side's publication
+//! (a fourth, on the word the island reads), the queue and `on_next` — and the downstream
+//! islands' lingers for each other, about 25 ns: 4.4–5.4 lingers per thousand elements that
+//! did not pay (against 2 in the `from_iter` chain), each spinning its full 1023 pauses
+//! because the island it waits for is paced by the sender (its batch of 512 takes longer
+//! than the spin to fill) or descheduled. The lingers are now adaptive (`flow::ring_in`: a
+//! linger that spun to its end makes the next one 127 pauses): 80–84 ns of CPU per element
+//! against 117–121 for the previous build, 8.2–8.6 M el/s against 5.7–7.8, alternating
+//! (the `from_iter` chain's CPU unchanged, 47–48 against 49–50 ns).
 
 use std::collections::VecDeque;
 use std::fmt;
