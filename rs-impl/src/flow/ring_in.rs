@@ -170,7 +170,11 @@ impl<T: Send + 'static> RingIn<T> {
     /// the spin to fill its batch (paced by a slower upstream, such as a sender on the calling
     /// thread, or descheduled on a machine with more runnable threads than cores) would
     /// otherwise cost this island the whole spin at every park. A linger that ends because
-    /// the producer stopped running is no miss: it parked in time. Counted on the
+    /// the producer stopped running is no miss: it parked in time. Nor is one for a producer
+    /// that publishes every element on its own (an unbatched boundary): it publishes soon or
+    /// not at all (it was descheduled), and a park there costs a wake-up per element (the
+    /// unbatched `boundary` rows lost 10–14% at K = 3 and 10 with that producer adaptive
+    /// too). Counted on the
     /// `boundary` scenario's push-source row at K = 3 (3 × 3·10^6 elements, alternating
     /// builds, 2 cores at load 6–46): 39–48 thousand lingers that did not pay against 1–7
     /// thousand that did, and the chain's CPU time 117–121 ns per element with the full spin
@@ -202,7 +206,9 @@ impl<T: Send + 'static> RingIn<T> {
                 return false;
             }
         }
-        self.linger_missed = true;
+        // A producer that publishes every element on its own publishes soon or not at all (it
+        // was descheduled): its lingers stay full, a park costing a wake-up per element there.
+        self.linger_missed = !crate::loom::IS_LOOM && !self.reader.writer_flushes_each();
         false
     }
 

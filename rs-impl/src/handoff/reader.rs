@@ -257,6 +257,13 @@ impl<T, W: Wake> Reader<T, W> {
         }
     }
 
+    /// Whether the writer publishes every element on its own (a batch of one: a foreign
+    /// publisher's input side, an unbatched boundary); a hint, read relaxed.
+    #[inline]
+    pub(crate) fn writer_flushes_each(&self) -> bool {
+        self.ring.flushes_each()
+    }
+
     /// Whether the writer published something not taken yet (a fresh look).
     #[inline]
     pub(crate) fn has_published(&self) -> bool {
