@@ -86,9 +86,15 @@
 //! did not pay (against 2 in the `from_iter` chain), each spinning its full 1023 pauses
 //! because the island it waits for is paced by the sender (its batch of 512 takes longer
 //! than the spin to fill) or descheduled. The lingers are now adaptive (`flow::ring_in`: a
-//! linger that spun to its end makes the next one 127 pauses): 80–84 ns of CPU per element
-//! against 117–121 for the previous build, 8.2–8.6 M el/s against 5.7–7.8, alternating
-//! (the `from_iter` chain's CPU unchanged, 47–48 against 49–50 ns).
+//! linger that spun to its end makes the next one 127 pauses, except for a producer that
+//! flushes every element): 80–84 ns of CPU per element against 117–121 for the previous
+//! build, alternating `perf stat` runs (the `from_iter` chain's CPU unchanged, 47–48 against
+//! 49–50 ns). In the report's quick `boundary` runs, six pairs alternating with main's binary
+//! at load 4–46 (two builds, the same for this row, whose boundaries batch): this row at K = 3 went from 4.4–8.6 to 7.0–13.2 M el/s, from 0.37–0.64× to
+//! 0.52–0.80× hand-batched crossbeam in the same runs (at load 4–6: 0.37–0.60× to
+//! 0.52–0.58×). Still short of 0.8×: the chain has the sender's thread and one island more
+//! than the crossbeam chain's K + 1 threads on the same two cores, and the sender's four
+//! read-modify-writes per element (above) are a fifth of its CPU time.
 
 use std::collections::VecDeque;
 use std::fmt;
