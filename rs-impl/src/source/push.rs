@@ -93,8 +93,14 @@
 //! at load 4–46 (two builds, the same for this row, whose boundaries batch): this row at K = 3 went from 4.4–8.6 to 7.0–13.2 M el/s, from 0.37–0.64× to
 //! 0.52–0.80× hand-batched crossbeam in the same runs (at load 4–6: 0.37–0.60× to
 //! 0.52–0.58×). Still short of 0.8×: the chain has the sender's thread and one island more
-//! than the crossbeam chain's K + 1 threads on the same two cores, and the sender's four
-//! read-modify-writes per element (above) are a fifth of its CPU time.
+//! than the crossbeam chain's K + 1 threads on the same two cores, and the sender's path is
+//! now the largest part: `perf record` of this build (11.0 M el/s) gives the sender's thread
+//! 31% of the samples (was 18%) and the lingers 6% (were 21%). Half of `blocking_send`'s own
+//! samples, 8% of all, sit on the drain loop's exit (`lock xadd` on its counter): the first
+//! locked instruction after `on_next` wrote the ring slot and published it, so it waits for
+//! those lines to reach the island's core. That transfer per element is what the edge costs
+//! as long as it publishes each element (a foreign publisher's contract: no batch waits for
+//! more); hand-batched crossbeam moves one `Vec` per 256.
 
 use std::collections::VecDeque;
 use std::fmt;
