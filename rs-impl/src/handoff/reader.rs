@@ -14,8 +14,6 @@ use crate::loom::sync::atomic::Ordering;
 use crate::loom::sync::Arc;
 use crate::panics as report;
 
-/// Rounds of [`Reader::spin`] (round `r` spins `2^r` pause hints).
-const SPIN_ROUNDS: u32 = 7;
 /// The run [`Reader::spin`] waits for (fewer when fewer are on their way).
 const SPIN_RUN: usize = 32;
 
@@ -259,6 +257,13 @@ impl<T, W: Wake> Reader<T, W> {
         }
     }
 
+    /// Whether the writer publishes every element on its own (a batch of one: a foreign
+    /// publisher's input side, an unbatched boundary); a hint, read relaxed.
+    #[inline]
+    pub(crate) fn writer_flushes_each(&self) -> bool {
+        self.ring.flushes_each()
+    }
+
     /// Whether the writer published something not taken yet (a fresh look).
     #[inline]
     pub(crate) fn has_published(&self) -> bool {
@@ -324,7 +329,7 @@ impl<T, W: Wake> Reader<T, W> {
     /// Watches the state word for a short while before the caller parks, for a **run**:
     /// `true` once at least `min(on_the_way, SPIN_RUN)` elements are there or a signal
     /// arrived, or, when the spin ends, if anything arrived at all. A bounded spin
-    /// (crossbeam's `Backoff::spin` for [`SPIN_ROUNDS`] rounds: 127 pause hints in all, about
+    /// (the crate's [`spin_until`](crate::loom::spin_until): 127 pause hints in all, about
     /// 3 µs on the machine measured, never a yield): a producer in the middle of a burst
     /// publishes its next elements sooner than a park and a wake-up take (each a system call
     /// and a thread switch), and without it a consumer faster than its producer parks once per
@@ -336,26 +341,20 @@ impl<T, W: Wake> Reader<T, W> {
     /// at most the spin's length. Not in the loom build, where it would only multiply the
     /// interleavings without changing what can happen.
     pub(crate) fn spin(&self, on_the_way: usize) -> bool {
-        if crate::loom::IS_LOOM {
-            return false;
-        }
         let seen = ((self.tail << SHIFT) | self.flags) & !PARKED;
         let run = on_the_way.clamp(1, SPIN_RUN);
-        let backoff = crossbeam_utils::Backoff::new();
         let mut arrived = false;
-        for _ in 0..SPIN_ROUNDS {
-            backoff.spin();
+        let ready = crate::loom::spin_until(|| {
             // Relaxed: only a hint; `poll` and `park` read the word again with acquire.
             let now = self.ring.state.load(Ordering::Relaxed) & !PARKED;
-            if now != seen {
-                arrived = true;
-                let ready = (now >> SHIFT).wrapping_sub(self.head) & INDEX_MASK;
-                if (now ^ seen) & FLAGS != 0 || ready >= run {
-                    return true;
-                }
+            if now == seen {
+                return false;
             }
-        }
-        arrived
+            arrived = true;
+            let ready = (now >> SHIFT).wrapping_sub(self.head) & INDEX_MASK;
+            (now ^ seen) & FLAGS != 0 || ready >= run
+        });
+        ready || arrived
     }
 
     /// Nothing to take now: when elements are `on_the_way` (requested, not arrived: how

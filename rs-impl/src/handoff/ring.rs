@@ -308,6 +308,12 @@ impl<T, W> Ring<T, W> {
         self.flushes.store(flushes, Ordering::Relaxed);
     }
 
+    /// Whether the writer publishes every element on its own (set when it is made: a hint).
+    #[inline]
+    pub(super) fn flushes_each(&self) -> bool {
+        self.flushes.load(Ordering::Relaxed) == EVERY_ELEMENT
+    }
+
     /// Stores the writer's error (before `FAILED` is set).
     pub(super) fn set_error(&self, error: Error) {
         *self.error.lock() = Some(error);

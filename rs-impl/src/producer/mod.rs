@@ -31,6 +31,19 @@
 //!   closes (every cause of closing wakes every waiter). No subscriber panic reaches a sender:
 //!   the channel's drain loop catches it (rule 2.13).
 //!
+//! # What a send costs
+//!
+//! A send that finds a permit: one compare-and-swap on the [`Room`] word, then the channel's
+//! delivery (the push source: its drain loop's two read-modify-writes and the subscriber's
+//! `on_next`, which for an island's input side is one more, on the word the island reads).
+//! Counted for issue 24 on the push source feeding an island at K = 3 boundaries: 20–23 ns of
+//! the sender's CPU per element, a fifth of the chain's; the island is woken once per run
+//! (700 elements and more), not per element (the counts: `rs-impl/src/source/push.rs`). A
+//! send that finds none spins briefly ([`Room::spin`], adaptive: see
+//! [`Inlet::blocking_send`]'s `spin_pays`), then sleeps: 1.2–1.8 sleeps per thousand elements
+//! there, one per replenishment of the island's half ring, since the chain behind is slower
+//! than the sender.
+//!
 //! # Examples
 //!
 //! ```
@@ -56,7 +69,7 @@ use std::task::{Context, Poll, Waker};
 
 use rs_api::Error;
 
-use crate::loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::loom::sync::{Condvar, Mutex};
 
 mod error;
@@ -71,8 +84,6 @@ const WAITING: u64 = 1 << 63;
 const SHUT: u64 = 1 << 62;
 /// [`Room`]'s permit count; all ones is "unlimited" (the push source under unbounded demand).
 pub(crate) const UNLIMITED: u64 = SHUT - 1;
-/// Rounds of [`Room::spin`] (round `r` spins `2^r` pause hints: 127 in all).
-const SPIN_ROUNDS: u32 = 7;
 /// A handle whose last spin did not pay sleeps at once for this many blocked sends, then
 /// spins again (see [`Inlet::blocking_send`]).
 const SPIN_RETRY: u32 = 8;
@@ -181,25 +192,15 @@ impl Room {
     }
 
     /// Watches the word for a short while before a blocked sender sleeps: `true` as soon as
-    /// a permit (or the end) shows. A bounded spin (crossbeam's `Backoff::spin` for
-    /// [`SPIN_ROUNDS`] rounds: 127 pause hints, about 3 µs on the machine measured, never a
-    /// yield), the twin of the stream bridge's reader spin: a consumer that is running hands
-    /// permits back sooner than a sleep and a wake-up take (a system call on each side and
-    /// two thread switches). Only a hint: the caller takes the permit with
-    /// [`take`](Self::take) as before. Not in the loom build.
+    /// a permit (or the end) shows. The crate's bounded spin ([`spin_until`](crate::loom::spin_until):
+    /// 127 pause hints, about 3 µs on the machine measured, never a yield), the twin of the
+    /// stream bridge's reader spin: a consumer that is running hands permits back sooner than
+    /// a sleep and a wake-up take (a system call on each side and two thread switches). Only
+    /// a hint: the caller takes the permit with [`take`](Self::take) as before. Not in the
+    /// loom build.
     pub(crate) fn spin(&self) -> bool {
-        if crate::loom::IS_LOOM {
-            return false;
-        }
-        let backoff = crossbeam_utils::Backoff::new();
-        for _ in 0..SPIN_ROUNDS {
-            backoff.spin();
-            // Relaxed: a hint; `take` reads the word again with acquire.
-            if self.word.load(Ordering::Relaxed) & (SHUT | UNLIMITED) != 0 {
-                return true;
-            }
-        }
-        false
+        // Relaxed: a hint; `take` reads the word again with acquire.
+        crate::loom::spin_until(|| self.word.load(Ordering::Relaxed) & (SHUT | UNLIMITED) != 0)
     }
 
     /// Whether sends are over.
@@ -458,7 +459,7 @@ pub(crate) struct Inlet<C: Channel> {
     reserved: bool,
     /// Blocked sends since this handle's last spin that did not pay (0: the last one paid, or
     /// none yet): a hint, relaxed (see [`blocking_send`](Self::blocking_send)).
-    spin_misses: AtomicU32,
+    spin_misses: crate::loom::SpinHint,
     /// The `Sink`'s registration while `poll_ready` waits.
     registration: Option<u64>,
     _item: PhantomData<fn(C::Item)>,
@@ -470,7 +471,7 @@ impl<C: Channel> Inlet<C> {
         Inlet {
             chan,
             reserved: false,
-            spin_misses: AtomicU32::new(0),
+            spin_misses: crate::loom::SpinHint::default(),
             registration: None,
             _item: PhantomData,
         }
@@ -491,16 +492,14 @@ impl<C: Channel> Inlet<C> {
     }
 
     pub(crate) fn blocking_send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
-        let mut item = match self.chan.try_send(item) {
-            Ok(()) => return Ok(()),
-            Err(TrySendError::Closed(x)) => return Err(SendError(x)),
-            Err(TrySendError::Full(x)) => x,
+        let mut item = match self.try_send_blocking(item)? {
+            None => return Ok(()),
+            Some(full) => full,
         };
         if self.spin_pays() {
-            item = match self.chan.try_send(item) {
-                Ok(()) => return Ok(()),
-                Err(TrySendError::Closed(x)) => return Err(SendError(x)),
-                Err(TrySendError::Full(x)) => x,
+            item = match self.try_send_blocking(item)? {
+                None => return Ok(()),
+                Some(full) => full,
             };
         }
         if !wait_permit_blocking(&*self.chan) {
@@ -509,23 +508,30 @@ impl<C: Channel> Inlet<C> {
         self.chan.send_permitted(item).map_err(SendError)
     }
 
+    /// One `try_send` of a blocking send: `None` if sent, the element back if full, the
+    /// error if the stream is closed.
+    #[inline]
+    fn try_send_blocking(&self, item: C::Item) -> Result<Option<C::Item>, SendError<C::Item>> {
+        match self.chan.try_send(item) {
+            Ok(()) => Ok(None),
+            Err(TrySendError::Closed(x)) => Err(SendError(x)),
+            Err(TrySendError::Full(x)) => Ok(Some(x)),
+        }
+    }
+
     /// Before a blocked send sleeps: watches the room for a permit ([`Room::spin`]) if this
     /// handle's last spin paid off, or [`SPIN_RETRY`] blocked sends after one that did not;
     /// `true` if a permit (or the end) showed. Adaptive so that a consumer that is not running
     /// (a machine with more runnable threads than cores) costs a sender at most one spin in
     /// [`SPIN_RETRY`] sleeps.
     fn spin_pays(&self) -> bool {
-        if crate::loom::IS_LOOM {
-            return false; // no spin to model, and no more interleavings
-        }
-        let misses = self.spin_misses.load(Ordering::Relaxed);
+        let misses = self.spin_misses.get();
         if misses != 0 && misses < SPIN_RETRY {
-            self.spin_misses.store(misses + 1, Ordering::Relaxed);
+            self.spin_misses.set(misses + 1);
             return false;
         }
-        let paid = self.chan.room().spin();
-        self.spin_misses
-            .store(if paid { 0 } else { 1 }, Ordering::Relaxed);
+        let paid = self.chan.room().spin(); // never in the loom build
+        self.spin_misses.set(if paid { 0 } else { 1 });
         paid
     }
 

@@ -65,6 +65,42 @@
 //! 3 µs) was measured and not kept either (6.8 against 7.3 M el/s for the previous build,
 //! medians of four alternating runs). What would move this row is fewer sleeps and lingers
 //! between the islands (the boundaries' flush and linger policy), not a cheaper send.
+//!
+//! **Counted per element** (issue 24, 2026-12-03 14:30Z, counters added to a build for the
+//! count and taken out again; `boundary_quick` at K = 3, 3 × 3·10^6 elements, 2 cores at load
+//! 6–46, so wall times are noise and CPU time and counts are the evidence). The edge from the
+//! sender into the first island is *not* woken per element: the sender wakes that island
+//! 0.1–1.4 times per thousand elements (a run of 700–9,000 elements per wake-up), the island
+//! parks its empty input 0.2–1.9 times per thousand, requests once per 512 (1.95 per
+//! thousand), and the sender sleeps 1.2–1.8 times per thousand (its spin paid in 5% of the
+//! tries). `strace -c -f`: 9.7 futex calls per thousand elements for the whole chain, of which
+//! the sender's sleep, its wake-up and the island's wake-up are about 4. So a linger of the
+//! first island for a run of the sender's (the stream bridge's run-wait, `Reader::spin`, for
+//! up to 32 elements) has nothing to save: measured again, 103–110 ns of CPU per element
+//! against 112–115 without. Where the element's time goes instead (`perf record`, CPU per
+//! element 109–121 ns against 43–54 for the same chain from `Flow::from_iter` and 58 for
+//! hand-batched crossbeam): the sender's thread, about 20–23 ns — the permit's
+//! compare-and-swap, the drain loop's two read-modify-writes, the input side's publication
+//! (a fourth, on the word the island reads), the queue and `on_next` — and the downstream
+//! islands' lingers for each other, about 25 ns: 4.4–5.4 lingers per thousand elements that
+//! did not pay (against 2 in the `from_iter` chain), each spinning its full 1023 pauses
+//! because the island it waits for is paced by the sender (its batch of 512 takes longer
+//! than the spin to fill) or descheduled. The lingers are now adaptive (`flow::ring_in`: a
+//! linger that spun to its end makes the next one 127 pauses, except for a producer that
+//! flushes every element): 80–84 ns of CPU per element against 117–121 for the previous
+//! build, alternating `perf stat` runs (the `from_iter` chain's CPU unchanged, 47–48 against
+//! 49–50 ns). In the report's quick `boundary` runs, six pairs alternating with main's binary
+//! at load 4–46 (two builds, the same for this row, whose boundaries batch): this row at K = 3 went from 4.4–8.6 to 7.0–13.2 M el/s, from 0.37–0.64× to
+//! 0.52–0.80× hand-batched crossbeam in the same runs (at load 4–6: 0.37–0.60× to
+//! 0.52–0.58×). Still short of 0.8×: the chain has the sender's thread and one island more
+//! than the crossbeam chain's K + 1 threads on the same two cores, and the sender's path is
+//! now the largest part: `perf record` of this build (11.0 M el/s) gives the sender's thread
+//! 31% of the samples (was 18%) and the lingers 6% (were 21%). Half of `blocking_send`'s own
+//! samples, 8% of all, sit on the drain loop's exit (`lock xadd` on its counter): the first
+//! locked instruction after `on_next` wrote the ring slot and published it, so it waits for
+//! those lines to reach the island's core. That transfer per element is what the edge costs
+//! as long as it publishes each element (a foreign publisher's contract: no batch waits for
+//! more); hand-batched crossbeam moves one `Vec` per 256.
 
 use std::collections::VecDeque;
 use std::fmt;
