@@ -103,6 +103,7 @@ impl Demand {
     /// d.request(rs_api::UNBOUNDED_THRESHOLD).unwrap();
     /// assert_eq!(d.total(), rs_api::UNBOUNDED);
     /// ```
+    #[inline]
     pub fn total(&self) -> u64 {
         self.requested.load(Ordering::Acquire)
     }
@@ -228,13 +229,15 @@ impl Reentrant {
     pub(crate) fn try_add(&self, n: u64) -> bool {
         #[cfg(not(rs_loom))]
         {
-            if n == 0 || DELIVERING.with(std::cell::Cell::get) != self.key() {
+            if DELIVERING.with(std::cell::Cell::get) != self.key() || n == 0 {
                 return false;
             }
-            let add = if is_unbounded(n) { UNBOUNDED } else { n };
+            // Saturating, and not mapped to UNBOUNDED here: whoever takes it sums it with
+            // [`combined`], which makes anything at the threshold unbounded (3.17). Two
+            // instructions fewer on the path one-by-one demand takes per element.
             let before = self.added.load(Ordering::Relaxed);
             self.added
-                .store(before.saturating_add(add), Ordering::Relaxed);
+                .store(before.saturating_add(n), Ordering::Relaxed);
             true
         }
         #[cfg(rs_loom)]
@@ -245,6 +248,8 @@ impl Reentrant {
     }
 
     /// Takes what was recorded (0 if nothing); called by the emission loop, on its thread.
+    /// Sum it into the demand with [`combined`] (a request at the threshold is recorded as
+    /// it came, not as [`UNBOUNDED`]).
     #[inline]
     pub(crate) fn take(&self) -> u64 {
         let n = self.added.load(Ordering::Relaxed);

@@ -145,7 +145,7 @@ where
             lookahead: None,
             emitted: 0,
             limit: 0,
-            local: 0,
+            seen: 0,
         }),
     });
     let handle: SubscriptionRef = sub.clone();
@@ -189,12 +189,13 @@ struct State<T, P> {
     lookahead: Option<Pulled<T>>,
     /// Elements emitted so far (the drainer's local count; never an atomic per element).
     emitted: u64,
-    /// The demand total last read from [`Demand`] (plus `local`); re-read only when `emitted`
-    /// reaches it.
+    /// The demand known to the drainer: the shared total as last read (`seen`) plus what it
+    /// took from [`PullSubscription::reentrant`] (requests made from inside `on_next` on the
+    /// drainer's thread, which never touch the shared counter), saturating
+    /// ([`combined`]); looked at again only when `emitted` reaches it.
     limit: u64,
-    /// Demand taken from [`PullSubscription::reentrant`] so far (requests made from inside
-    /// `on_next` on the drainer's thread, which never touch the shared counter).
-    local: u64,
+    /// The total of [`Demand`] when last read: a new read adds only what grew since.
+    seen: u64,
 }
 
 impl<T, P> State<T, P> {
@@ -275,6 +276,22 @@ where
     /// demand it knows (one-by-one demand: a plain load and store per element, no atomic
     /// read-modify-write, no drain-loop entry). Returns why it stopped; the caller does the
     /// rest.
+    ///
+    /// # Cost per element (issue 24, counted with callgrind on `benches/examples/source_prof`)
+    ///
+    /// Unbounded demand: 36 instructions per element for `range → for_each`, the subscriber's
+    /// included. `request(1)` from inside `on_next` cost 131 before this loop and the
+    /// subscriber were reworked: per element the subscriber's count up to its batch and an
+    /// out-of-line replenish (20), the subscription's `request` (32: a flags load and four
+    /// saved registers before it reached the trampoline's thread-local check), and here, for
+    /// the demand the loop did not know, the trampoline's take, an out-of-line read of the
+    /// shared total and the saturating sum of the two (20). Now the loop takes what was
+    /// trampolined **without** reading the shared total (that one is read only when the
+    /// trampoline has nothing: demand from elsewhere is never lost, only noticed when the
+    /// known demand runs out), its counts live in registers across `on_next` (written back
+    /// once, when the loop stops), and `request`'s trampolined path is a few instructions
+    /// with nothing saved (the rest out of line). The figures after: in `docs/benchmarks.md`'s
+    /// notes and the commit that made them.
     fn emit(&self, st: &mut State<T, P>) -> Stop<T> {
         let State {
             subscriber,
@@ -282,44 +299,73 @@ where
             lookahead,
             emitted,
             limit,
-            local,
+            seen,
         } = st;
         let _delivering = self.reentrant.deliver();
         let (Some(subscriber), Some(source)) = (subscriber.as_mut(), source.as_mut()) else {
             return Stop::Cancelled;
         };
-        let mut next = lookahead.take();
-        loop {
-            let flags = self.flags.load(Ordering::Acquire);
-            if flags != 0 {
-                return if flags & CANCELLED != 0 {
-                    Stop::Cancelled
-                } else {
-                    Stop::BadRequest
-                };
-            }
-            let step = match next.take() {
-                Some(step) => step,
-                None => pull_guarded(source),
-            };
-            let item = match step {
-                Pulled::Next(item) => item,
-                Pulled::NotReady | Pulled::Never => return Stop::Pending,
-                Pulled::Complete => return Stop::Complete,
-                Pulled::Error(e) => return Stop::Failed(e),
-            };
-            if *emitted == *limit {
-                *local = local.saturating_add(self.reentrant.take());
-                *limit = combined(self.demand.total(), *local);
-                if *emitted == *limit && *limit != UNBOUNDED {
-                    return Stop::NoDemand(item);
+        // The counts, in locals (registers) across the calls out; written back when the loop
+        // stops (the state is the drainer's alone: nothing reads them meanwhile).
+        let (mut count, mut known, mut total) = (*emitted, *limit, *seen);
+        // One step: the flags (looked at before the step is pulled), then the element, if
+        // there is demand for it. A macro, so that the element kept from the last pass is
+        // delivered before the loop, not tested for in it.
+        macro_rules! step {
+            ($out:lifetime, $step:expr) => {{
+                let flags = self.flags.load(Ordering::Acquire);
+                if flags != 0 {
+                    break $out if flags & CANCELLED != 0 {
+                        Stop::Cancelled
+                    } else {
+                        Stop::BadRequest
+                    };
                 }
-            }
-            *emitted += 1;
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item))) {
-                return Stop::Panicked(payload);
-            }
+                let item = match $step {
+                    Pulled::Next(item) => item,
+                    Pulled::NotReady | Pulled::Never => break $out Stop::Pending,
+                    Pulled::Complete => break $out Stop::Complete,
+                    Pulled::Error(e) => break $out Stop::Failed(e),
+                };
+                if count == known {
+                    let more = self.reentrant.take();
+                    if more != 0 {
+                        // Trampolined from inside the last `on_next`: enough to go on with,
+                        // without reading the shared total.
+                        known = combined(known, more);
+                    } else {
+                        let now = self.demand.total();
+                        if now != total {
+                            // Only what grew since the last read (the total only grows).
+                            known = if now == UNBOUNDED {
+                                UNBOUNDED
+                            } else {
+                                combined(known, now - total)
+                            };
+                            total = now;
+                        }
+                        if count == known && known != UNBOUNDED {
+                            break $out Stop::NoDemand(item);
+                        }
+                    }
+                }
+                count += 1;
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| subscriber.on_next(item))) {
+                    break $out Stop::Panicked(payload);
+                }
+            }};
         }
+        let first = lookahead.take();
+        let stop = 'emit: {
+            if let Some(kept) = first {
+                step!('emit, kept);
+            }
+            loop {
+                step!('emit, pull_guarded(source));
+            }
+        };
+        (*emitted, *limit, *seen) = (count, known, total);
+        stop
     }
 
     /// Delivers the terminal signal (`on_error` if `error` is set) and ends the subscription.
@@ -372,22 +418,42 @@ where
     T: Send + 'static,
     P: Pull<T>,
 {
+    #[inline]
     fn request(&self, n: u64) {
-        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
-            return; // 3.6
-        }
+        // From inside on_next, on the drainer's thread: the hot loop takes it (a cancel
+        // meanwhile is seen by the loop before the next element, and the demand recorded
+        // goes with the state: 3.6 holds). The only path one-by-one demand takes: kept to a
+        // few instructions, the rest out of line.
         if self.reentrant.try_add(n) {
-            return; // from inside on_next, on the drainer's thread: the hot loop takes it
+            return;
         }
-        if self.demand.request(n).is_err() {
-            self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
-        }
-        self.run(None);
+        self.request_shared(n);
     }
 
     fn cancel(&self) {
         if self.flags.fetch_or(CANCELLED, Ordering::AcqRel) & CANCELLED != 0 {
             return; // 3.7
+        }
+        self.run(None);
+    }
+}
+
+impl<T, P> PullSubscription<T, P>
+where
+    T: Send + 'static,
+    P: Pull<T>,
+{
+    /// A `request` from anywhere but the hot loop: the shared counter and the drain loop.
+    /// Cold: so that the trampolined path of [`request`](Subscription::request) saves no
+    /// registers for it.
+    #[cold]
+    #[inline(never)]
+    fn request_shared(&self, n: u64) {
+        if self.flags.load(Ordering::Acquire) & CANCELLED != 0 {
+            return; // 3.6
+        }
+        if self.demand.request(n).is_err() {
+            self.flags.fetch_or(BAD_REQUEST, Ordering::AcqRel);
         }
         self.run(None);
     }

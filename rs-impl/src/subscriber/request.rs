@@ -68,14 +68,17 @@ pub(super) struct Upstream {
     initial: u64,
     /// Replenishing batch; 0 when unbounded.
     batch: u64,
-    /// Elements consumed since the last replenishing request.
-    consumed: u64,
+    /// Elements left before the next replenishing request: counts down from `batch` (from
+    /// `u64::MAX` when unbounded, where reaching 0 only starts the count again). One
+    /// decrement and one test per element, whatever the strategy.
+    left: u64,
     /// A terminal signal arrived, or the handle cancelled.
     ended: bool,
-    /// The subscription takes concurrent calls (one of this crate's, marked by its
-    /// publisher: [`crate::demand::takes_concurrent_calls`]): replenishing requests skip the
-    /// gate.
-    direct: bool,
+    /// The subscription again, when it takes concurrent calls (one of this crate's, marked by
+    /// its publisher: [`crate::demand::takes_concurrent_calls`]) and the strategy replenishes:
+    /// replenishing requests skip the gate and are made inline, from `on_next` (one test
+    /// for both conditions per replenish).
+    direct: Option<SubscriptionRef>,
 }
 
 impl fmt::Debug for Upstream {
@@ -84,7 +87,7 @@ impl fmt::Debug for Upstream {
             .field("subscribed", &self.subscription.is_some())
             .field("initial", &self.initial)
             .field("batch", &self.batch)
-            .field("consumed", &self.consumed)
+            .field("left", &self.left)
             .field("ended", &self.ended)
             .finish()
     }
@@ -97,9 +100,9 @@ impl Upstream {
             subscription: None,
             initial,
             batch,
-            consumed: 0,
+            left: if batch == 0 { u64::MAX } else { batch },
             ended: false,
-            direct: false,
+            direct: None,
         }
     }
 
@@ -116,37 +119,52 @@ impl Upstream {
             subscription.cancel();
             return;
         }
-        self.direct = crate::demand::takes_concurrent_calls(&subscription);
+        if self.batch != 0 && crate::demand::takes_concurrent_calls(&subscription) {
+            self.direct = Some(subscription.clone());
+        }
         self.subscription = Some(subscription.clone());
         gate.request(&subscription, self.initial);
     }
 
     /// Counts one consumed element and replenishes demand when a batch is used up. Inlined
     /// into each subscriber's `on_next` (a call per element cost ten instructions of an
-    /// unbounded subscriber's thirty in a merge's typed lane); the request is out of line.
+    /// unbounded subscriber's thirty in a merge's typed lane).
+    ///
+    /// With one-by-one demand this runs the request after every element, so its path is
+    /// counted (issue 24, callgrind on `benches/examples/source_prof`): it used to be a
+    /// strategy test, a count up to the batch, and an out-of-line replenish that tested the
+    /// subscription and the `direct` flag before its call (about 20 instructions besides the
+    /// request itself). Now: a countdown (decrement and test, the same for every strategy),
+    /// then one test of [`direct`](Self::direct) and the request, inline (a tail call when the
+    /// consumer is inlined); a gated or ended subscription takes the out-of-line path.
     #[inline]
     pub(super) fn consumed_one(&mut self, gate: &Gate) {
-        if self.batch == 0 {
+        self.left -= 1;
+        if self.left != 0 {
             return;
         }
-        self.consumed += 1;
-        if self.consumed == self.batch {
-            self.replenish(gate);
+        match &self.direct {
+            Some(s) => {
+                // Our own subscription: a cancel from the handle meanwhile is fine, and a
+                // request after it is ignored (3.6).
+                self.left = self.batch;
+                s.request(self.batch);
+            }
+            None => self.replenish(gate),
         }
     }
 
-    /// A batch was used up: asks for the next one.
+    /// A batch was used up (or, unbounded, 2^64 - 1 elements): asks for the next one through
+    /// the gate, unless the demand is unbounded or the subscription is gone.
     #[inline(never)]
     fn replenish(&mut self, gate: &Gate) {
-        self.consumed = 0;
+        if self.batch == 0 {
+            self.left = u64::MAX;
+            return;
+        }
+        self.left = self.batch;
         if let Some(s) = &self.subscription {
-            if self.direct {
-                // Our own subscription: a cancel from the handle meanwhile is fine, and a
-                // request after it is ignored (3.6).
-                s.request(self.batch);
-            } else {
-                gate.request(s, self.batch);
-            }
+            gate.request(s, self.batch);
         }
     }
 
@@ -155,6 +173,7 @@ impl Upstream {
     pub(super) fn cancel(&mut self, gate: &Gate) {
         self.ended = true;
         self.subscription = None;
+        self.direct = None;
         gate.cancel();
     }
 
@@ -162,6 +181,7 @@ impl Upstream {
     pub(super) fn end(&mut self) {
         self.ended = true;
         self.subscription = None;
+        self.direct = None;
     }
 }
 
@@ -195,7 +215,7 @@ mod tests {
                 let _mark = marked.then(|| crate::demand::concurrent_calls(&s));
                 up.on_subscribe(&gate, s.clone());
             }
-            assert_eq!(up.direct, marked);
+            assert_eq!(up.direct.is_some(), marked);
             for _ in 0..10 {
                 up.consumed_one(&gate);
             }
@@ -208,6 +228,6 @@ mod tests {
         let mut up = Upstream::new(RequestStrategy::OneByOne);
         let _mark = crate::demand::concurrent_calls(&other);
         up.on_subscribe(&gate, s);
-        assert!(!up.direct);
+        assert!(up.direct.is_none());
     }
 }
