@@ -126,10 +126,24 @@
 //!   own burst loop, calling the write once per element, took 120, and multiqueue2 on one
 //!   thread (`fanout_prof 1 N 1 mq2`) takes 135.7. From 32 subscribers on the deliveries
 //!   dominate, and a burst costs about what per-element sends cost.
-//! * **Leaving: a delivery** is one `dyn` call; `request(1)` from inside it is the handle's
-//!   demand compare-and-swap and a `fetch_and` of the parked bit (no pass, no scan of the
-//!   group), plus the ready-made subscriber's rule-2.7 gate (two more): at 32 subscribers
-//!   about 0.9× multiqueue2 on one thread.
+//! * **Leaving: a delivery** is one `dyn` call; `request(1)` from inside it is one
+//!   compare-and-swap on the handle's word that holds the demand and the parked bit (no pass,
+//!   no scan of the group; see `handle.rs`). Counted with callgrind (issue 24; `fanout_prof
+//!   32 N 1 r1-ours`: capacity 64, 32 subscribers each calling `request(1)` from inside every
+//!   `on_next`, the difference between N = 120 k and 20 k over 3.2 M deliveries), per
+//!   delivery: 86.9 instructions and 2 locked read-modify-writes before, 82.9 and 1 now;
+//!   multiqueue2 on one thread (`fanout_prof 32 N 1 mq2`) takes 84.3. Of ours: the group's
+//!   loop about 27 (the position compared with the member's `stop`, which with demand 1
+//!   is reached at every element, so the demand is re-read per delivery: that read was an
+//!   out-of-line cross-crate call of `Demand::total` until it was marked `#[inline]`, 5
+//!   instructions per delivery), the benchmark's subscriber 20 (its sum and its `dyn` call
+//!   to `request`, with the `Arc<dyn>` data pointer's alignment arithmetic), the handle's
+//!   `request` 24 (the cancelled check, the saturating add and the compare-and-swap loop).
+//!   Demand and the parked bit in one word replaced the demand's compare-and-swap plus a
+//!   `fetch_and` of the parked bit: one locked instruction per request less, at about the
+//!   same count. The drainer still reads each member's demand when it reaches its `stop`;
+//!   a member with demand 1 reaches it at every element, which is the price of not
+//!   scanning the group per request.
 //! * **Many subscribers on the producer's thread** (capacity 64, 128 subscribers, unbounded
 //!   demand): 21.3 instructions per delivery under callgrind against the closure loop's 14.2
 //!   (the ceiling), the same count at 23eb7da (+0.04%): the lower wall-clock share in some

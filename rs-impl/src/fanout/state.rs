@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rs_api::{BoxSubscriber, Error, SpecViolation, SubscriptionRef};
 
-use super::handle::{Handle, BAD_REQUEST, CANCELLED, PARKED};
+use super::handle::{Handle, BAD_REQUEST, CANCELLED};
 use super::inbox::Inbox;
 use super::ring::Ring;
 use super::roster::{Roster, Set};
@@ -157,7 +157,7 @@ impl<T: Clone + Send + 'static> State<T> {
             self.remove(i, leave_reason(flags));
         } else if self.completed && cursor == self.ring.write_pos() {
             self.remove(i, Leave::Complete);
-        } else if flags & PARKED == 0 {
+        } else if !sub.handle.demand.parked() {
             // It requested from on_subscribe; the queued wake-up will find it attached.
             self.attach(i);
         }
@@ -235,19 +235,17 @@ impl<T: Clone + Send + 'static> State<T> {
     /// demand arrived meanwhile, attaches it again instead.
     pub(super) fn park(&mut self, i: usize) {
         let sub = self.roster.get_mut(i);
-        let prev = sub.handle.flags.fetch_or(PARKED, Ordering::AcqRel);
-        if prev & CANCELLED != 0 {
+        // One word: the total returned is the one at the moment the bit was set, so a request
+        // that did not see the bit is counted in it.
+        let total = sub.handle.demand.park();
+        if sub.handle.flags.load(Ordering::Acquire) & CANCELLED != 0 {
             return; // its leaving is queued
         }
         if fault::active(Fault::ParkWithoutRecheck) {
             return;
         }
-        // The flag's read-modify-write orders this read after any request that did not see
-        // PARKED set: that request's demand is visible here.
         self.counters.demand_reads += 1;
-        let total = sub.handle.demand.total();
-        if total != sub.limit && sub.handle.flags.fetch_and(!PARKED, Ordering::AcqRel) & PARKED != 0
-        {
+        if total != sub.limit && sub.handle.demand.unpark() {
             sub.limit = total;
             self.attach(i);
         }
@@ -256,11 +254,11 @@ impl<T: Clone + Send + 'static> State<T> {
 
     /// A wake-up from the inbox for subscriber `id`: attaches it if it is still parked. A
     /// wake-up is stale when the subscriber was attached since (by `join`) and parked again:
-    /// `PARKED` is then set once more, and the next request posts anew.
+    /// the parked bit is then set once more, and the next request posts anew.
     pub(super) fn woken(&mut self, id: u64) {
         if let Some(i) = self.roster.live(id) {
-            let flags = self.roster.get(i).handle.flags.load(Ordering::Acquire);
-            if self.roster.set_of(i) == Set::Parked && flags & PARKED == 0 {
+            let parked = self.roster.get(i).handle.demand.parked();
+            if self.roster.set_of(i) == Set::Parked && !parked {
                 self.attach(i);
             }
         }

@@ -61,7 +61,8 @@ faults! {
     // --- the fanout
     /// A leaving subscriber keeps its hold on the buffer (its cursor stays in the ring).
     LeaveKeepsHold,
-    /// Parking a subscriber does not re-read its demand after setting `PARKED`.
+    /// Parking a subscriber ignores the demand its park returned (the total in the word the
+    /// parked bit was set in), as a park that does not re-read the demand would.
     ParkWithoutRecheck,
     /// Completion reaches only the caught-up subscribers with demand, not the parked ones.
     CompleteSkipsParked,
