@@ -6,6 +6,24 @@
 //! In RxJava 1.x a queue returned to the pool on unsubscribe could be handed to another
 //! stream while its old producer still wrote into it; here a queue is freed only when both
 //! its ends are gone, so these tests pin what ownership guarantees.
+//!
+//! **Each stream's canceller starts before its `subscribe`.** A merge of plain publishers may
+//! deliver from inside `subscribe`, on the subscribing thread: the outer's first requests are
+//! made there, an inner that already queued elements makes that thread the drainer, and it
+//! keeps draining while the inners' islands (on the pool) keep queueing and the subscriber
+//! keeps requesting from inside `on_next` (a drain loop's drainer is whoever finds it idle,
+//! and the specification lets `on_next` come before `subscribe` returns). The subscriber here waits inside the `on_next` of element
+//! `cancel_at` for the cancel from another thread; that thread used to be spawned only once
+//! `subscribe` returned, so when `subscribe` itself reached element `cancel_at` the test
+//! waited for itself: the subscriber's bounded wait (`support::MAX_POLLS` yields, about
+//! 140 s) ran out, and the test then passed. Seen as "`cancel_while_inners_emit_plain_merge`
+//! has been running for over 60 seconds" (issue 24's r1 was reverted for it); `gdb` during
+//! each such stall showed the test's thread in `FlatMap::subscribe` → `OuterRequests::flush`
+//! → the merge's pass → `Checker::on_next`, yielding, and no canceller thread alive. It was
+//! the test's, not the merge's, and not r1's: builds without debug info (as CI builds)
+//! stalled on main without r1 in 2 of 80 runs (`--test-threads=2`; 0 of 100 with 1) and
+//! with r1 in 2 of 60 (1 of 100), with the same `gdb` stacks in all five; with debug info,
+//! r1 stalled 0 of 252. With the canceller started first: 0 of 200 and 0 of 100.
 #![cfg(not(rs_loom))]
 // Test code: std types are fine here (the disallowed-types list targets rs-impl).
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
@@ -150,20 +168,25 @@ where
             } else {
                 1 + (id * 997) % (3 * PER_INNER)
             };
-            p.subscribe(Box::new(Checker {
-                stream: id,
-                batch: 1 + (id % 7),
-                cancel_at: after,
-                seen: 0,
-                log: log.clone(),
-                subscription: None,
-            }));
+            // The canceller starts before `subscribe`: a merge may deliver from inside
+            // `subscribe`, on this thread, as its drainer (see the module docs), so a
+            // canceller started after `subscribe` returned could be needed by an `on_next`
+            // that `subscribe` is still running.
             let l = log.clone();
             cancellers.push(std::thread::spawn(move || {
-                while after != 0
-                    && !l.reached.load(Ordering::SeqCst)
-                    && l.terminal.load(Ordering::SeqCst) == 0
-                {
+                // Bounded: a stream that never reaches its element nor ends is cancelled
+                // anyway (and fails the checks below) instead of hanging.
+                for _ in 0..support::MAX_POLLS {
+                    let ready = if after == 0 {
+                        // At once, but only once there is a subscription to cancel (while
+                        // the inners subscribe).
+                        l.subscription.lock().unwrap().is_some()
+                    } else {
+                        l.reached.load(Ordering::SeqCst)
+                    };
+                    if ready || l.terminal.load(Ordering::SeqCst) != 0 {
+                        break;
+                    }
                     std::thread::yield_now();
                 }
                 let s = l.subscription.lock().unwrap().take();
@@ -171,6 +194,14 @@ where
                     s.cancel();
                 }
                 l.cancel_returned.store(true, Ordering::SeqCst);
+            }));
+            p.subscribe(Box::new(Checker {
+                stream: id,
+                batch: 1 + (id % 7),
+                cancel_at: after,
+                seen: 0,
+                log: log.clone(),
+                subscription: None,
             }));
             logs.push(log);
         }
