@@ -78,6 +78,9 @@ faults! {
     /// The typed lane takes the room it first read as unbounded (it never reads the demand
     /// again, so it runs past what the subscriber asked for).
     MergeTypedReadsDemandOnce,
+    /// An inner that reaches the drain after the subscription ended is kept in the ended
+    /// state instead of being let go (so it is subscribed to, and never cancelled).
+    MergeAdmitsAfterEnd,
     // --- the producer API (push source, fanout channel)
     /// A send going through the inbox does not look at the end under the inbox's lock.
     SendIgnoresEnd,

@@ -1,5 +1,15 @@
 //! The merge of plain publishers: one [`Core`] per downstream subscription — its drain loop,
 //! the inners it runs, the outer's deferred requests — and its downstream subscription.
+//!
+//! **After the end, nothing is admitted.** An inner that reaches a drain which has ended
+//! (cancelled or terminated) is let go at once, a subscribed one cancelled, wherever it
+//! arrives: through the shared list (the passes after the end discard it) or straight into
+//! the state when it finds the drain free (`admit_one`, `Core::admit_typed`). The
+//! second way used to keep it: an inner pulled by `subscribe` while another thread's cancel
+//! ran the last pass was subscribed to and never cancelled, and an island inner then waited
+//! for demand forever, in a reference cycle with this core (found by
+//! `rs-impl/tests/merge_hazard.rs`; main had it too; `admit_one` tells the race, and the loom
+//! model `merge_inner_arrives_after_cancel` pins it).
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -851,8 +861,28 @@ impl<U: Send + 'static> Core<U> {
     }
 }
 
-/// Puts one arrival into the drain's own lists.
+/// Puts one arrival into the drain's own lists; after the end, lets it go instead (a
+/// subscribed inner is cancelled, so that whoever is about to subscribe to it sees that and
+/// does not).
+///
+/// An arrival that finds the drain free is admitted right there ([`Core::arrive`]), and the
+/// drain may be free because the subscription ended: a cancel from another thread, made
+/// while the outer's request was between its look at the cancel flag and the arrival of the
+/// inner it had just pulled, runs the last pass itself ([`Core::stop`] cancels every inner it
+/// holds, then the passes only discard what waits in the shared list). Kept here, that inner
+/// was never cancelled: [`start_inner`](super::subscribers::start_inner) found it not
+/// cancelled and subscribed, the inner's subscriber asked for its prefetch, dropped what came
+/// (the merge had ended) and never asked again, and the inner waited for demand forever with
+/// what it held; an island inner also held the core, through its subscriber, while the core
+/// held the inner's subscription and, through it, the island: a cycle, never freed. Found by
+/// `rs-impl/tests/merge_hazard.rs` once its streams cancelled at once were cancelled while
+/// the merge's `subscribe` was still pulling its inners (1 stream in about 1,000; the loom
+/// model `merge_inner_arrives_after_cancel` and its broken twin pin it).
 fn admit_one<U>(st: &mut State<U>, a: Arrival<U>) {
+    if st.out.finished && !fault::active(Fault::MergeAdmitsAfterEnd) {
+        drop_arrival(a);
+        return;
+    }
     match a {
         Arrival::Just(u) => st.scalars.push_back(u),
         Arrival::Iter(iter) => st.inners.push(Slot::Iter { iter, ahead: None }),

@@ -75,11 +75,16 @@ impl<U: Send + 'static> Core<U> {
         self.signal();
     }
 
-    /// With the drain held: the typed drain when the iterator is alone, else a boxed slot.
+    /// With the drain held: the typed drain when the iterator is alone, else a boxed slot;
+    /// dropped after the end (3.13: nothing is kept for an ended subscription).
     pub(super) fn admit_typed<J>(&self, st: &mut State<U>, mut iter: J)
     where
         J: Iterator<Item = U> + Send + 'static,
     {
+        if st.finished() {
+            panics::drop_guarded(iter);
+            return;
+        }
         let alone = st.inners.is_empty()
             && st.scalars.is_empty()
             && st.out.first.is_none()

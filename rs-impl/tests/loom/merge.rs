@@ -15,7 +15,11 @@
 //! * a pulled outer (a known iterator, not subscribed) whose elements map to single values,
 //!   delivered in value runs inside one hold of the drain, cancelled from another thread while
 //!   the main thread's request pulls the next run (twin: the same drain ignoring the cancel
-//!   flag keeps the subscriber).
+//!   flag keeps the subscriber);
+//! * a pulled outer whose one inner must be subscribed, cancelled from another thread while
+//!   `subscribe` pulls that inner: an inner that reaches the drain after the end is let go,
+//!   never subscribed to and left alone (twin: the ended drain keeps it; `merge_hazard`
+//!   found that one, 1 stream in about 1,000, as an island that waited forever).
 
 use std::sync::{Arc as StdArc, Weak};
 
@@ -441,6 +445,103 @@ pub(crate) fn value_runs_race_cancel() {
     );
     assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
 }
+
+/// A hand-driven inner that records what became of its subscription: the subscriber is kept
+/// until the subscription is cancelled (3.13), so that one never cancelled shows.
+#[derive(Clone)]
+struct Watched(Arc<WatchedState>);
+
+struct WatchedState {
+    subscribed: AtomicBool,
+    /// Cancelled, and the subscriber kept while it was not.
+    link: Mutex<(bool, Option<BoxSubscriber<u64>>)>,
+}
+
+struct WatchedSubscription(Arc<WatchedState>);
+
+impl Subscription for WatchedSubscription {
+    fn request(&self, _: u64) {}
+    fn cancel(&self) {
+        let kept = {
+            let mut link = self.0.link.lock();
+            link.0 = true;
+            link.1.take()
+        };
+        drop(kept);
+    }
+}
+
+impl Publisher<u64> for Watched {
+    fn subscribe(&self, mut subscriber: BoxSubscriber<u64>) {
+        self.0.subscribed.store(true, Ordering::Release);
+        subscriber.on_subscribe(StdArc::new(WatchedSubscription(self.0.clone())));
+        let mut link = self.0.link.lock();
+        if link.0 {
+            drop(link);
+            drop(subscriber); // cancelled inside `on_subscribe`
+        } else {
+            link.1 = Some(subscriber);
+        }
+    }
+}
+
+/// Requests from `on_subscribe` and hands the subscription to a new thread that cancels it.
+struct CancelsFromAThread(Arc<Mutex<Option<thread::JoinHandle<()>>>>);
+
+impl Subscriber<u64> for CancelsFromAThread {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(1);
+        *self.0.lock() = Some(thread::spawn(move || s.cancel()));
+    }
+    fn on_next(&mut self, _: u64) {}
+    fn on_error(&mut self, _: Error) {}
+    fn on_complete(&mut self) {}
+}
+
+/// Rule 3.13, no leak. A merge of one subscribed inner (a pulled outer of one element, the
+/// merge's own `merge_with`), subscribed on the main thread by a subscriber that requests in
+/// `on_subscribe` and cancels from a thread it spawns there, racing `subscribe`'s pull of
+/// the inner. When the cancel's last pass ends the drain between the outer's look at the
+/// cancel flag and the inner's arrival, the drain is free, and the arrival is taken into the
+/// ended drain's state: it must be let go (cancelled) there, so that the merge does not
+/// subscribe to it, or cancels it if it did. In every interleaving the inner is never
+/// subscribed to, or its subscription is cancelled.
+pub(crate) fn inner_arrives_after_cancel() {
+    let inner = Watched(Arc::new(WatchedState {
+        subscribed: AtomicBool::new(false),
+        link: Mutex::new((false, None)),
+    }));
+    let p = merge::merge_with(
+        vec![Subscribed(inner.clone())],
+        MergeConfig::new().prefetch(1),
+    );
+    let canceller = Arc::new(Mutex::new(None));
+    p.subscribe(Box::new(CancelsFromAThread(canceller.clone())));
+    let t = canceller
+        .lock()
+        .take()
+        .expect("on_subscribe spawned the canceller");
+    t.join().unwrap();
+    drop(p);
+    let subscribed = inner.0.subscribed.load(Ordering::Acquire);
+    let cancelled = inner.0.link.lock().0;
+    assert!(
+        !subscribed || cancelled,
+        "an inner subscribed to after the end was never cancelled"
+    );
+}
+
+#[test]
+fn merge_inner_arrives_after_cancel() {
+    loom::model(inner_arrives_after_cancel);
+}
+
+crate::loom_rejects!(
+    merge_model_rejects_an_inner_kept_after_the_end,
+    "never cancelled",
+    fault rs_impl::loom::Fault::MergeAdmitsAfterEnd,
+    inner_arrives_after_cancel
+);
 
 #[test]
 fn merge_value_runs_race_cancel() {
