@@ -10,11 +10,14 @@
 //!   compare-and-swap; a request adds `n`. Its top bit says that a sender is waiting, so a
 //!   request locks the waiters' list only when someone waits there.
 //! * **Delivery.** The element then goes through the subscription's [`DrainLoop`]: when
-//!   nobody drains, [`DrainLoop::try_drain_with`] puts it straight into the drainer-only
-//!   queue and the sender's thread delivers it (no lock: the loop hands its state over
-//!   through its counter). Only when another thread is draining at that moment (a request,
-//!   another sender) does the element go through the inbox, a locked queue the drainer
-//!   empties only when a flag says it holds something.
+//!   nobody drains, [`DrainLoop::try_fast`] lets the sender's thread in, and it hands the
+//!   element straight to `on_next` when nothing is due before it (subscribed, nothing
+//!   queued, no signal pending, demand left: [`Shared::accept`]) — no queue, and no pass
+//!   unless another thread recorded work meanwhile; otherwise the element is queued and a
+//!   pass runs (no lock: the loop hands its state over through its counter). Only when
+//!   another thread is draining at that moment (a request, another sender) does the element
+//!   go through the inbox, a locked queue the drainer empties only when a flag says it holds
+//!   something.
 //! * **The end** is recorded under the inbox's lock, and an element going through the inbox
 //!   looks at the end under the same lock: an element is either queued before the end (and
 //!   delivered before the terminal signal) or handed back to its sender, never accepted and
@@ -33,74 +36,27 @@
 //! alternating runs, issue 24. `offer_blocking`, the name an independent measurement used,
 //! is this method's name before the producer API (commit cccf422): the same path.
 //!
-//! **Feeding an island** (`Flow::from_publisher_with(push, n)`: a flow fed from the calling
-//! thread; issue 24: at K = 3 boundaries 6.6 M el/s, 0.36× hand-batched crossbeam, in the
-//! quick report of 2026-12-02 17:03Z). The subscriber is the island's input side, which publishes each
-//! `on_next` into its ring at once (one more read-modify-write) and wakes the island only
-//! when it parked. With `push(0)` the permits are exactly the island's requests (its ring,
-//! then half of it each time half was taken), so a sender that leads by the ring waits, and
-//! is woken once per request. Measured (`perf record` of the `boundary` scenario's
-//! push-source row at K = 3, 2026-12-02): the sender's thread has 22% of the samples, the
-//! four islands on the two workers 78%, with one context switch per about 150 elements
-//! (the same chain from `Flow::from_iter`: one per about 670). The sender's per-element cost
-//! (permit, drain loop, publication) is not what limits this chain: it has one ring and one
-//! island more than the `from_iter` chain with the same K (four islands and a sender
-//! thread on two cores), and the islands' own work dominates. A linger of the island for
-//! the sender's next element before it parks was measured and not kept (4.3 → 4.8 M el/s,
-//! medians of six alternating runs, within the machine's noise).
-//!
-//! Measured again for issue 24 on 2026-12-03 (`perf stat` and `perf record`, 3 × 10^6
-//! elements per run, alternating under the bench lock, load 2–7 on the 2-core machine):
-//! the push chain at K = 3 costs 103–124 ns of CPU per element against 50–54 for the
-//! `from_iter` chain and 54–72 for hand-batched crossbeam (7.3–15 M el/s against 14.8–34
-//! for crossbeam in the same minutes: 0.4–0.9×). Per thousand elements the sender sleeps
-//! about 1.4 times (once per 700 elements: the island requests 512 at a time and takes
-//! 10–25 µs to consume them, longer than the sender's spin, which therefore does not pay
-//! here and backs off), and the islands about 2.3 times. The profile: the islands' linger
-//! for each other's flushes 28% of the samples (`RingIn::linger`), the boundaries' exits
-//! 12%, thread switches 16%, the sender's whole send path 10% (`blocking_send`, the pass,
-//! the input side's publication). The island fed by the sender is faster than it and parks
-//! after each short run, so the chain below it moves short runs: a linger of that island for
-//! a run of the sender's elements (the stream bridge's run-wait spin, 32 elements or about
-//! 3 µs) was measured and not kept either (6.8 against 7.3 M el/s for the previous build,
-//! medians of four alternating runs). What would move this row is fewer sleeps and lingers
-//! between the islands (the boundaries' flush and linger policy), not a cheaper send.
-//!
-//! **Counted per element** (issue 24, 2026-12-03 14:30Z, counters added to a build for the
-//! count and taken out again; `boundary_quick` at K = 3, 3 × 3·10^6 elements, 2 cores at load
-//! 6–46, so wall times are noise and CPU time and counts are the evidence). The edge from the
-//! sender into the first island is *not* woken per element: the sender wakes that island
-//! 0.1–1.4 times per thousand elements (a run of 700–9,000 elements per wake-up), the island
-//! parks its empty input 0.2–1.9 times per thousand, requests once per 512 (1.95 per
-//! thousand), and the sender sleeps 1.2–1.8 times per thousand (its spin paid in 5% of the
-//! tries). `strace -c -f`: 9.7 futex calls per thousand elements for the whole chain, of which
-//! the sender's sleep, its wake-up and the island's wake-up are about 4. So a linger of the
-//! first island for a run of the sender's (the stream bridge's run-wait, `Reader::spin`, for
-//! up to 32 elements) has nothing to save: measured again, 103–110 ns of CPU per element
-//! against 112–115 without. Where the element's time goes instead (`perf record`, CPU per
-//! element 109–121 ns against 43–54 for the same chain from `Flow::from_iter` and 58 for
-//! hand-batched crossbeam): the sender's thread, about 20–23 ns — the permit's
-//! compare-and-swap, the drain loop's two read-modify-writes, the input side's publication
-//! (a fourth, on the word the island reads), the queue and `on_next` — and the downstream
-//! islands' lingers for each other, about 25 ns: 4.4–5.4 lingers per thousand elements that
-//! did not pay (against 2 in the `from_iter` chain), each spinning its full 1023 pauses
-//! because the island it waits for is paced by the sender (its batch of 512 takes longer
-//! than the spin to fill) or descheduled. The lingers are now adaptive (`flow::ring_in`: a
-//! linger that spun to its end makes the next one 127 pauses, except for a producer that
-//! flushes every element): 80–84 ns of CPU per element against 117–121 for the previous
-//! build, alternating `perf stat` runs (the `from_iter` chain's CPU unchanged, 47–48 against
-//! 49–50 ns). In the report's quick `boundary` runs, six pairs alternating with main's binary
-//! at load 4–46 (two builds, the same for this row, whose boundaries batch): this row at K = 3 went from 4.4–8.6 to 7.0–13.2 M el/s, from 0.37–0.64× to
-//! 0.52–0.80× hand-batched crossbeam in the same runs (at load 4–6: 0.37–0.60× to
-//! 0.52–0.58×). Still short of 0.8×: the chain has the sender's thread and one island more
-//! than the crossbeam chain's K + 1 threads on the same two cores, and the sender's path is
-//! now the largest part: `perf record` of this build (11.0 M el/s) gives the sender's thread
-//! 31% of the samples (was 18%) and the lingers 6% (were 21%). Half of `blocking_send`'s own
-//! samples, 8% of all, sit on the drain loop's exit (`lock xadd` on its counter): the first
-//! locked instruction after `on_next` wrote the ring slot and published it, so it waits for
-//! those lines to reach the island's core. That transfer per element is what the edge costs
-//! as long as it publishes each element (a foreign publisher's contract: no batch waits for
-//! more); hand-batched crossbeam moves one `Vec` per 256.
+//! **Feeding an island** (`Flow::from_publisher_with(push, n)`, the `boundary` scenario's
+//! push-source row; issue 24). The subscriber is the island's input side, which publishes
+//! each `on_next` into its ring (a fourth read-modify-write, on the word the island polls:
+//! the slot's and that word's cache lines move to the island's core per element, a foreign
+//! publisher's contract being that no element waits for more) and wakes the island only when
+//! it parked. With `push(0)` the permits are exactly the island's requests (its ring, then
+//! half of it each time half was taken). What an element costs at this edge, counted with
+//! callgrind (`boundary_quick`, 3 × 10^5 elements, 2026-12-03): the sender's whole
+//! `blocking_send` 189–193 instructions per element through the queue and a full pass,
+//! 123–126 since the direct hand-over above (K = 0 and 3; the whole chain 295 → 224 at K = 0,
+//! 507 → 441 at K = 3). In time (`perf record`, K = 0, before it): the three
+//! read-modify-writes of the send are 46% of `blocking_send`'s own samples, 8% of all, the
+//! pass and the queue 9%, the publication in `on_next` 7%; thread switches and wake-ups
+//! (the island parks on its empty ring about twice per thousand elements and is woken through
+//! the executor, whose queue lock shows as contended) about a third. So a sender writing
+//! into the island's ring itself (its free slots as the permits) could save at most the
+//! permit and the loop's two read-modify-writes — under a tenth of this chain's CPU — while
+//! the per-element publication and the wake-ups stay. Tried before and not kept: lingers of
+//! the first island for the sender's next element or run (no gain beyond the noise); the
+//! downstream islands' lingers are adaptive ([`crate::flow`]'s `RingIn::linger`), which took
+//! this row from 117–121 to 80–84 ns of CPU per element at K = 3.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -198,18 +154,18 @@ impl<T: Send + 'static> Channel for Shared<T> {
         }
     }
 
-    /// Straight into the drainer's queue when nobody drains (this thread then delivers it),
-    /// through the inbox otherwise.
+    /// Delivered by this thread when nobody drains (straight to `on_next` when nothing is due
+    /// before it: see [`Shared::accept`]), through the inbox otherwise.
     #[inline]
     fn send_permitted(&self, item: T) -> Result<(), T> {
         let mut back = None;
-        let accepted = self.drain.try_drain_with(
+        let accepted = self.drain.try_fast(
             item,
             |st, item| {
                 if st.finished {
                     back = Some(item); // the subscription is over: the sender keeps it
                 } else {
-                    st.queue.push_back(item);
+                    self.accept(st, item);
                 }
             },
             |st| self.pass(st),
@@ -260,6 +216,35 @@ impl<T> Shared<T> {
         }
         self.run();
         Ok(())
+    }
+
+    /// A sender's element, in the drain loop (the subscription not finished): handed to
+    /// `on_next` at once when nothing is due before it — subscribed, nothing queued, no signal
+    /// pending and demand left — with no queue and no pass; otherwise queued, then one pass.
+    /// Work another thread records meanwhile (a request, a cancel, the end, an element through
+    /// the inbox: each sets its flag, then records) makes the loop run the passes it owes
+    /// before this sender leaves it ([`DrainLoop::try_fast`]).
+    #[inline]
+    fn accept(&self, st: &mut State<T>, item: T) {
+        let flags = self.flags.load(Ordering::Acquire);
+        if flags & (CANCELLED | BAD_REQUEST | ENDED | INBOX) == 0
+            && st.queue.is_empty()
+            && (st.emitted != st.limit || {
+                st.limit = self.demand.total();
+                st.emitted != st.limit
+            })
+        {
+            if let Some(subscriber) = st.subscriber.as_mut() {
+                st.emitted += 1;
+                if panics::guard("on_next", || subscriber.on_next(item)).is_err() {
+                    // 2.13: a panicking subscriber is a cancelled subscriber.
+                    self.finish(st);
+                }
+                return;
+            }
+        }
+        st.queue.push_back(item);
+        self.pass(st);
     }
 
     /// Records work for the drainer and drains if nobody does.
