@@ -10,14 +10,11 @@
 //!   compare-and-swap; a request adds `n`. Its top bit says that a sender is waiting, so a
 //!   request locks the waiters' list only when someone waits there.
 //! * **Delivery.** The element then goes through the subscription's [`DrainLoop`]: when
-//!   nobody drains, [`DrainLoop::try_fast`] lets the sender's thread in, and it hands the
-//!   element straight to `on_next` when nothing is due before it (subscribed, nothing
-//!   queued, no signal pending, demand left: [`Shared::accept`]) — no queue, and no pass
-//!   unless another thread recorded work meanwhile; otherwise the element is queued and a
-//!   pass runs (no lock: the loop hands its state over through its counter). Only when
-//!   another thread is draining at that moment (a request, another sender) does the element
-//!   go through the inbox, a locked queue the drainer empties only when a flag says it holds
-//!   something.
+//!   nobody drains, [`DrainLoop::try_drain_with`] puts it straight into the drainer-only
+//!   queue and the sender's thread delivers it (no lock: the loop hands its state over
+//!   through its counter). Only when another thread is draining at that moment (a request,
+//!   another sender) does the element go through the inbox, a locked queue the drainer
+//!   empties only when a flag says it holds something.
 //! * **The end** is recorded under the inbox's lock, and an element going through the inbox
 //!   looks at the end under the same lock: an element is either queued before the end (and
 //!   delivered before the terminal signal) or handed back to its sender, never accepted and
@@ -42,21 +39,26 @@
 //! the slot's and that word's cache lines move to the island's core per element, a foreign
 //! publisher's contract being that no element waits for more) and wakes the island only when
 //! it parked. With `push(0)` the permits are exactly the island's requests (its ring, then
-//! half of it each time half was taken). What an element costs at this edge, counted with
-//! callgrind (`boundary_quick`, 3 × 10^5 elements, 2026-12-03): the sender's whole
-//! `blocking_send` 189–193 instructions per element through the queue and a full pass,
-//! 123–126 since the direct hand-over above (K = 0 and 3; the whole chain 295 → 224 at K = 0,
-//! 507 → 441 at K = 3). In time (`perf record`, K = 0, before it): the three
-//! read-modify-writes of the send are 46% of `blocking_send`'s own samples, 8% of all, the
-//! pass and the queue 9%, the publication in `on_next` 7%; thread switches and wake-ups
-//! (the island parks on its empty ring about twice per thousand elements and is woken through
-//! the executor, whose queue lock shows as contended) about a third. So a sender writing
-//! into the island's ring itself (its free slots as the permits) could save at most the
-//! permit and the loop's two read-modify-writes — under a tenth of this chain's CPU — while
-//! the per-element publication and the wake-ups stay. Tried before and not kept: lingers of
-//! the first island for the sender's next element or run (no gain beyond the noise); the
-//! downstream islands' lingers are adaptive ([`crate::flow`]'s `RingIn::linger`), which took
-//! this row from 117–121 to 80–84 ns of CPU per element at K = 3.
+//! half of it each time half was taken). Where an element's time goes (`perf record`, K = 0,
+//! 2026-12-03): the send's three read-modify-writes are 46% of `blocking_send`'s own samples,
+//! 8% of all; the pass and the queue 9%; the publication in `on_next` 7%; thread switches and
+//! wake-ups about a third (the island parks on its empty ring, and the sender, woken by its
+//! requests, sleeps about once per thousand elements). **A cheaper send does not make this
+//! chain faster** on the 2-core machine measured: handing the element straight to `on_next`
+//! when nothing is due before it (`DrainLoop::try_fast`, no queue and no pass) took the
+//! sender's `blocking_send` from 193 to 126 instructions per element (callgrind, K = 0 and 3;
+//! the whole chain 295 → 224 at K = 0), yet the K = 0 row lost in all five alternating pairs
+//! (9.7–12.7 against 12.6–19.3 M el/s, load 30–44; K = 3 even), its islands parking 27–36
+//! thousand times per 9·10^6 elements against 18–22 and the sender preempted by the island
+//! it wakes 9–15 thousand times against 1–3 (`perf record -e sched:sched_switch`): the
+//! island's short runs and the switches around each wake-up cost more than the instructions
+//! saved. So the lever left at this edge looks like
+//! when the island parks and requests, not the send's atomics: a sender writing into the
+//! island's ring itself (its free slots as the permits) would save about the same
+//! instructions and, on this machine, most likely meet the same parks. Not
+//! kept either: lingers of the first island for the sender's next element or run (no gain
+//! beyond the noise); the downstream islands' lingers are adaptive (`RingIn::linger` in
+//! `flow/ring_in.rs`: 117–121 → 80–84 ns of CPU per element at K = 3).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -154,18 +156,18 @@ impl<T: Send + 'static> Channel for Shared<T> {
         }
     }
 
-    /// Delivered by this thread when nobody drains (straight to `on_next` when nothing is due
-    /// before it: see [`Shared::accept`]), through the inbox otherwise.
+    /// Straight into the drainer's queue when nobody drains (this thread then delivers it),
+    /// through the inbox otherwise.
     #[inline]
     fn send_permitted(&self, item: T) -> Result<(), T> {
         let mut back = None;
-        let accepted = self.drain.try_fast(
+        let accepted = self.drain.try_drain_with(
             item,
             |st, item| {
                 if st.finished {
                     back = Some(item); // the subscription is over: the sender keeps it
                 } else {
-                    self.accept(st, item);
+                    st.queue.push_back(item);
                 }
             },
             |st| self.pass(st),
@@ -216,35 +218,6 @@ impl<T> Shared<T> {
         }
         self.run();
         Ok(())
-    }
-
-    /// A sender's element, in the drain loop (the subscription not finished): handed to
-    /// `on_next` at once when nothing is due before it — subscribed, nothing queued, no signal
-    /// pending and demand left — with no queue and no pass; otherwise queued, then one pass.
-    /// Work another thread records meanwhile (a request, a cancel, the end, an element through
-    /// the inbox: each sets its flag, then records) makes the loop run the passes it owes
-    /// before this sender leaves it ([`DrainLoop::try_fast`]).
-    #[inline]
-    fn accept(&self, st: &mut State<T>, item: T) {
-        let flags = self.flags.load(Ordering::Acquire);
-        if flags & (CANCELLED | BAD_REQUEST | ENDED | INBOX) == 0
-            && st.queue.is_empty()
-            && (st.emitted != st.limit || {
-                st.limit = self.demand.total();
-                st.emitted != st.limit
-            })
-        {
-            if let Some(subscriber) = st.subscriber.as_mut() {
-                st.emitted += 1;
-                if panics::guard("on_next", || subscriber.on_next(item)).is_err() {
-                    // 2.13: a panicking subscriber is a cancelled subscriber.
-                    self.finish(st);
-                }
-                return;
-            }
-        }
-        st.queue.push_back(item);
-        self.pass(st);
     }
 
     /// Records work for the drainer and drains if nobody does.
