@@ -48,16 +48,18 @@
 //! when nothing is due before it (`DrainLoop::try_fast`, no queue and no pass) took the
 //! sender's `blocking_send` from 193 to 126 instructions per element (callgrind, K = 0 and 3;
 //! the whole chain 295 → 224 at K = 0), yet the K = 0 row lost in all five alternating pairs
-//! (9.7–12.7 against 12.6–19.3 M el/s, load 30–44; K = 3 even), its islands parking 27–36
-//! thousand times per 9·10^6 elements against 18–22 and the sender preempted by the island
-//! it wakes 9–15 thousand times against 1–3 (`perf record -e sched:sched_switch`): the
-//! island's short runs and the switches around each wake-up cost more than the instructions
-//! saved. So the lever left at this edge looks like
-//! when the island parks and requests, not the send's atomics: a sender writing into the
-//! island's ring itself (its free slots as the permits) would save about the same
-//! instructions and, on this machine, most likely meet the same parks. Not
-//! kept either: lingers of the first island for the sender's next element or run (no gain
-//! beyond the noise); the downstream islands' lingers are adaptive (`RingIn::linger` in
+//! (9.7–12.7 against 12.6–19.3 M el/s, load 30–44; K = 3 lost three of five), its islands
+//! parking 27–38 thousand times per 9·10^6 elements against 18–24 and the sender preempted by
+//! the island worker it wakes 9–16 thousand times against 1–5 (`perf record -e
+//! sched:sched_switch`). The same direct hand-over with the pass still run after it
+//! (`try_drain_with`: 186 instructions) switches as often as the code here and gained nothing
+//! either; why skipping the pass changes the scheduling was not found. So on this machine the
+//! sender's instructions are not what limits the row: its parks and wake-ups are, and a
+//! sender writing into the island's ring itself (its free slots as the permits: the permit
+//! and the loop's two read-modify-writes saved) would have to show that it adds no parks
+//! before it is worth its new synchronisation. Not kept either: lingers of the first
+//! island for the sender's next element or run (no gain beyond the noise). The downstream
+//! islands' lingers are adaptive (`RingIn::linger` in
 //! `flow/ring_in.rs`: 117–121 → 80–84 ns of CPU per element at K = 3).
 
 use std::collections::VecDeque;
