@@ -176,9 +176,11 @@ fn aborted(text: &str, status: &str) -> String {
         // Anywhere in the line: the child's stdout may end mid-line where its stderr begins.
         if let Some(note) = line
             .find(NOTE_PREFIX)
-            .map(|i| &line[i + NOTE_PREFIX.len()..])
+            .map(|i| line[i + NOTE_PREFIX.len()..].trim_end())
         {
-            if !notes.contains(&note) {
+            // An empty note is a torn one (output of another thread written into the
+            // middle of it): it says nothing, and its whole text follows elsewhere.
+            if !note.is_empty() && !notes.contains(&note) {
                 notes.push(note);
             }
         }

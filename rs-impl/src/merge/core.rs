@@ -546,8 +546,8 @@ impl<U: Send + 'static> Core<U> {
                 st.taken = taken;
             }
             self.admit(st);
-            let progressed = match self.serve(st) {
-                Ok(p) => p,
+            let again = match self.serve(st) {
+                Ok(again) => again,
                 Err(p) => {
                     self.subscriber_panicked(st, p);
                     return;
@@ -571,7 +571,7 @@ impl<U: Send + 'static> Core<U> {
                 self.stop(st, Some(end));
                 return;
             }
-            if !progressed {
+            if !again {
                 break;
             }
         }
@@ -594,14 +594,22 @@ impl<U: Send + 'static> Core<U> {
     }
 
     /// Emits what the values and the inners hold, round-robin from where the last pass
-    /// stopped, and removes the inners that ended. `true` if anything moved or ended.
+    /// stopped, and removes the inners that ended. `true` if the round must be repeated: a
+    /// visit stopped at its per-visit cap with more to give, or the subscriber cancelled
+    /// meanwhile (the pass's next round acts on it).
+    ///
+    /// A round that took everything it could is not repeated: whatever arrives after an
+    /// inner's visit (an element queued, an inner's end, a new inner, a request) runs the
+    /// drain again through [`signal`](Self::signal) (the drain loop re-runs the pass for work
+    /// posted while it ran), and an inner stopped for want of demand waits for a request,
+    /// which signals. Repeating while anything moved (as before) ended every pass with a
+    /// round that found nothing: with 1,000 subscribed inners, 1,000 slots read for nothing
+    /// each time (`merge_prof async 1000`, the module docs).
     fn serve(&self, st: &mut State<U>) -> Result<bool, Panic> {
-        let mut progressed = false;
         while !st.scalars.is_empty() && st.out.has_room(&self.demand) {
             let u = st.scalars.pop_front().expect("not empty");
             st.out.emit(u)?;
             st.scalars_done += 1;
-            progressed = true;
             if self.cancelled_meanwhile() {
                 return Ok(true);
             }
@@ -609,14 +617,15 @@ impl<U: Send + 'static> Core<U> {
         self.replenish_scalars(st);
         let mut n = st.inners.len();
         if n == 0 {
-            return Ok(progressed);
+            return Ok(false);
         }
+        let mut again = false;
         let mut i = if st.next < n { st.next } else { 0 };
         let per_visit = self.config.prefetch.max(1);
         let mut visits = n;
         while visits > 0 {
             visits -= 1;
-            let (moved, ended) = match &mut st.inners[i] {
+            let (capped, ended) = match &mut st.inners[i] {
                 Slot::Iter { iter, ahead } => {
                     self.serve_iter(&mut st.out, iter, ahead, per_visit)?
                 }
@@ -629,12 +638,11 @@ impl<U: Send + 'static> Core<U> {
                     self.serve_sub(&mut st.out, inner, queue, subscription, consumed, per_visit)?
                 }
             };
-            progressed |= moved;
+            again |= capped;
             if self.cancelled_meanwhile() {
                 return Ok(true);
             }
             if ended {
-                progressed = true;
                 st.completed += 1;
                 drop_slot(st.inners.swap_remove(i));
                 n -= 1;
@@ -650,11 +658,11 @@ impl<U: Send + 'static> Core<U> {
             }
         }
         st.next = i;
-        Ok(progressed)
+        Ok(again)
     }
 
     /// Pulls from a known iterator while there is demand (at most `cap`); without demand,
-    /// reads one ahead to see its end. Returns (moved, ended).
+    /// reads one ahead to see its end. Returns (capped: `cap` elements emitted, ended).
     fn serve_iter(
         &self,
         out: &mut Out<U>,
@@ -662,31 +670,29 @@ impl<U: Send + 'static> Core<U> {
         ahead: &mut Option<U>,
         cap: usize,
     ) -> Result<(bool, bool), Panic> {
-        let mut moved = false;
         for _ in 0..cap {
             if !out.has_room(&self.demand) {
                 if ahead.is_none() {
                     match self.next_guarded(iter) {
                         Some(u) => *ahead = Some(u),
-                        None => return Ok((moved, true)),
+                        None => return Ok((false, true)),
                     }
                 }
-                return Ok((moved, false));
+                return Ok((false, false));
             }
             let u = match ahead.take() {
                 Some(u) => u,
                 None => match self.next_guarded(iter) {
                     Some(u) => u,
-                    None => return Ok((moved, true)),
+                    None => return Ok((false, true)),
                 },
             };
             out.emit(u)?;
-            moved = true;
             if self.cancelled_meanwhile() {
                 return Ok((true, false));
             }
         }
-        Ok((moved, false))
+        Ok((true, false))
     }
 
     /// The next item of an inner iterator; a panic in it is that inner's error.
@@ -714,7 +720,7 @@ impl<U: Send + 'static> Core<U> {
 
     /// Takes from a subscribed inner's queue while there is demand (at most `cap`),
     /// replenishing it every `prefetch / 4`; it ended once its terminal signal was seen and
-    /// its queue is empty. Returns (moved, ended).
+    /// its queue is empty. Returns (capped: `cap` elements emitted, ended).
     fn serve_sub(
         &self,
         out: &mut Out<U>,
@@ -740,15 +746,15 @@ impl<U: Send + 'static> Core<U> {
         let Some(q) = queue.as_mut() else {
             return Ok((false, done));
         };
-        let mut moved = false;
         let limit = self.config.replenish();
         for _ in 0..cap {
             if !out.has_room(&self.demand) {
-                break;
+                return Ok((false, done && q.is_empty()));
             }
-            let Some(u) = q.poll() else { break };
+            let Some(u) = q.poll() else {
+                return Ok((false, done));
+            };
             out.emit(u)?;
-            moved = true;
             *consumed += 1;
             if *consumed == limit && !done {
                 *consumed = 0;
@@ -763,7 +769,7 @@ impl<U: Send + 'static> Core<U> {
                 return Ok((true, false));
             }
         }
-        Ok((moved, done && q.is_empty()))
+        Ok((true, done && q.is_empty()))
     }
 
     /// Whether the subscriber cancelled (or requested 0) during the last `on_next`: the pass

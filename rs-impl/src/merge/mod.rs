@@ -67,7 +67,8 @@
 //! inner's queue and the drain is run. A pass checks, in order: cancel, a bad request, an
 //! eager error; takes the inners that arrived meanwhile; emits waiting values, then serves
 //! the inners round-robin; removes those whose terminal signal was seen with an empty queue;
-//! and completes once the outer ended and nothing is left. The outer is asked for more
+//! repeats the round only while a visit stopped at its per-visit cap (whatever arrives later
+//! runs the drain again); and completes once the outer ended and nothing is left. The outer is asked for more
 //! *after* the drain loop is left, so that an outer emitting inside `request` subscribes its
 //! next inners while nobody drains (and their elements take the fast path).
 //!
@@ -115,8 +116,12 @@
 //! it moved anything. What would cut it: a ready list (an inner that queues or ends pushes
 //! its index once, the pass visits only those, and the ones stalled on demand on the next
 //! request), and a round that is repeated only when a visit hit its per-visit cap (new
-//! arrivals and requests already re-run the drain loop). Neither is done; both change the
-//! drain's synchronisation and need loom models.
+//! arrivals and requests already re-run the drain loop). The second is done (2026-12-03): a
+//! pass no longer ends with a round that finds nothing, which cut the passes' instructions
+//! by a fifth (callgrind, `merge_prof async 1000 2`, one run each: `Core::pass` inclusive
+//! 178 → 141 million, the whole run 531 → 496 million); `tests/merge_scale.rs`'s counts,
+//! the merge loom models and 40 runs of `tests/merge_hazard.rs` pass unchanged. The ready
+//! list is not done: it changes the drain's synchronisation and needs loom models.
 //!
 //! # Layout
 //!

@@ -33,74 +33,34 @@
 //! alternating runs, issue 24. `offer_blocking`, the name an independent measurement used,
 //! is this method's name before the producer API (commit cccf422): the same path.
 //!
-//! **Feeding an island** (`Flow::from_publisher_with(push, n)`: a flow fed from the calling
-//! thread; issue 24: at K = 3 boundaries 6.6 M el/s, 0.36× hand-batched crossbeam, in the
-//! quick report of 2026-12-02 17:03Z). The subscriber is the island's input side, which publishes each
-//! `on_next` into its ring at once (one more read-modify-write) and wakes the island only
-//! when it parked. With `push(0)` the permits are exactly the island's requests (its ring,
-//! then half of it each time half was taken), so a sender that leads by the ring waits, and
-//! is woken once per request. Measured (`perf record` of the `boundary` scenario's
-//! push-source row at K = 3, 2026-12-02): the sender's thread has 22% of the samples, the
-//! four islands on the two workers 78%, with one context switch per about 150 elements
-//! (the same chain from `Flow::from_iter`: one per about 670). The sender's per-element cost
-//! (permit, drain loop, publication) is not what limits this chain: it has one ring and one
-//! island more than the `from_iter` chain with the same K (four islands and a sender
-//! thread on two cores), and the islands' own work dominates. A linger of the island for
-//! the sender's next element before it parks was measured and not kept (4.3 → 4.8 M el/s,
-//! medians of six alternating runs, within the machine's noise).
-//!
-//! Measured again for issue 24 on 2026-12-03 (`perf stat` and `perf record`, 3 × 10^6
-//! elements per run, alternating under the bench lock, load 2–7 on the 2-core machine):
-//! the push chain at K = 3 costs 103–124 ns of CPU per element against 50–54 for the
-//! `from_iter` chain and 54–72 for hand-batched crossbeam (7.3–15 M el/s against 14.8–34
-//! for crossbeam in the same minutes: 0.4–0.9×). Per thousand elements the sender sleeps
-//! about 1.4 times (once per 700 elements: the island requests 512 at a time and takes
-//! 10–25 µs to consume them, longer than the sender's spin, which therefore does not pay
-//! here and backs off), and the islands about 2.3 times. The profile: the islands' linger
-//! for each other's flushes 28% of the samples (`RingIn::linger`), the boundaries' exits
-//! 12%, thread switches 16%, the sender's whole send path 10% (`blocking_send`, the pass,
-//! the input side's publication). The island fed by the sender is faster than it and parks
-//! after each short run, so the chain below it moves short runs: a linger of that island for
-//! a run of the sender's elements (the stream bridge's run-wait spin, 32 elements or about
-//! 3 µs) was measured and not kept either (6.8 against 7.3 M el/s for the previous build,
-//! medians of four alternating runs). What would move this row is fewer sleeps and lingers
-//! between the islands (the boundaries' flush and linger policy), not a cheaper send.
-//!
-//! **Counted per element** (issue 24, 2026-12-03 14:30Z, counters added to a build for the
-//! count and taken out again; `boundary_quick` at K = 3, 3 × 3·10^6 elements, 2 cores at load
-//! 6–46, so wall times are noise and CPU time and counts are the evidence). The edge from the
-//! sender into the first island is *not* woken per element: the sender wakes that island
-//! 0.1–1.4 times per thousand elements (a run of 700–9,000 elements per wake-up), the island
-//! parks its empty input 0.2–1.9 times per thousand, requests once per 512 (1.95 per
-//! thousand), and the sender sleeps 1.2–1.8 times per thousand (its spin paid in 5% of the
-//! tries). `strace -c -f`: 9.7 futex calls per thousand elements for the whole chain, of which
-//! the sender's sleep, its wake-up and the island's wake-up are about 4. So a linger of the
-//! first island for a run of the sender's (the stream bridge's run-wait, `Reader::spin`, for
-//! up to 32 elements) has nothing to save: measured again, 103–110 ns of CPU per element
-//! against 112–115 without. Where the element's time goes instead (`perf record`, CPU per
-//! element 109–121 ns against 43–54 for the same chain from `Flow::from_iter` and 58 for
-//! hand-batched crossbeam): the sender's thread, about 20–23 ns — the permit's
-//! compare-and-swap, the drain loop's two read-modify-writes, the input side's publication
-//! (a fourth, on the word the island reads), the queue and `on_next` — and the downstream
-//! islands' lingers for each other, about 25 ns: 4.4–5.4 lingers per thousand elements that
-//! did not pay (against 2 in the `from_iter` chain), each spinning its full 1023 pauses
-//! because the island it waits for is paced by the sender (its batch of 512 takes longer
-//! than the spin to fill) or descheduled. The lingers are now adaptive (`flow::ring_in`: a
-//! linger that spun to its end makes the next one 127 pauses, except for a producer that
-//! flushes every element): 80–84 ns of CPU per element against 117–121 for the previous
-//! build, alternating `perf stat` runs (the `from_iter` chain's CPU unchanged, 47–48 against
-//! 49–50 ns). In the report's quick `boundary` runs, six pairs alternating with main's binary
-//! at load 4–46 (two builds, the same for this row, whose boundaries batch): this row at K = 3 went from 4.4–8.6 to 7.0–13.2 M el/s, from 0.37–0.64× to
-//! 0.52–0.80× hand-batched crossbeam in the same runs (at load 4–6: 0.37–0.60× to
-//! 0.52–0.58×). Still short of 0.8×: the chain has the sender's thread and one island more
-//! than the crossbeam chain's K + 1 threads on the same two cores, and the sender's path is
-//! now the largest part: `perf record` of this build (11.0 M el/s) gives the sender's thread
-//! 31% of the samples (was 18%) and the lingers 6% (were 21%). Half of `blocking_send`'s own
-//! samples, 8% of all, sit on the drain loop's exit (`lock xadd` on its counter): the first
-//! locked instruction after `on_next` wrote the ring slot and published it, so it waits for
-//! those lines to reach the island's core. That transfer per element is what the edge costs
-//! as long as it publishes each element (a foreign publisher's contract: no batch waits for
-//! more); hand-batched crossbeam moves one `Vec` per 256.
+//! **Feeding an island** (`Flow::from_publisher_with(push, n)`, the `boundary` scenario's
+//! push-source row; issue 24). The subscriber is the island's input side, which publishes
+//! each `on_next` into its ring (a fourth read-modify-write, on the word the island polls:
+//! the slot's and that word's cache lines move to the island's core per element, a foreign
+//! publisher's contract being that no element waits for more) and wakes the island only when
+//! it parked. With `push(0)` the permits are exactly the island's requests (its ring, then
+//! half of it each time half was taken). Where an element's time goes (`perf record`, K = 0,
+//! 2026-12-03): the send's three read-modify-writes are 46% of `blocking_send`'s own samples,
+//! 8% of all; the pass and the queue 9%; the publication in `on_next` 7%; thread switches and
+//! wake-ups about a third (the island parks on its empty ring, and the sender, woken by its
+//! requests, sleeps about once per thousand elements). **A cheaper send does not make this
+//! chain faster** on the 2-core machine measured: handing the element straight to `on_next`
+//! when nothing is due before it (`DrainLoop::try_fast`, no queue and no pass) took the
+//! sender's `blocking_send` from 193 to 126 instructions per element (callgrind, K = 0 and 3;
+//! the whole chain 295 → 224 at K = 0), yet the K = 0 row lost in all five alternating pairs
+//! (9.7–12.7 against 12.6–19.3 M el/s, load 30–44; K = 3 lost three of five), its islands
+//! parking 27–38 thousand times per 9·10^6 elements against 18–24 and the sender preempted by
+//! the island worker it wakes 9–16 thousand times against 1–5 (`perf record -e
+//! sched:sched_switch`). The same direct hand-over with the pass still run after it
+//! (`try_drain_with`: 186 instructions) switches as often as the code here and gained nothing
+//! either; why skipping the pass changes the scheduling was not found. So on this machine the
+//! sender's instructions are not what limits the row: its parks and wake-ups are, and a
+//! sender writing into the island's ring itself (its free slots as the permits: the permit
+//! and the loop's two read-modify-writes saved) would have to show that it adds no parks
+//! before it is worth its new synchronisation. Not kept either: lingers of the first
+//! island for the sender's next element or run (no gain beyond the noise). The downstream
+//! islands' lingers are adaptive (`RingIn::linger` in
+//! `flow/ring_in.rs`: 117–121 → 80–84 ns of CPU per element at K = 3).
 
 use std::collections::VecDeque;
 use std::fmt;

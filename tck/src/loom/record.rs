@@ -80,8 +80,16 @@ static FOREIGN: StdMutex<Option<String>> = StdMutex::new(None);
 
 /// Prints `line` as a note the `cargo test` harness puts first in the failure of an aborted
 /// scenario ([`crate::harness::NOTE_PREFIX`]).
+///
+/// The whole line goes out in one `write` (stderr is unbuffered, and `eprintln!` writes its
+/// pieces one by one): the standard library's panic message does not take stderr's lock, so
+/// a model thread's panic printed between the pieces of a note would tear it, leaving a
+/// line with the prefix and nothing after it (a CI failure of 2026-12-03, where the first
+/// note of an aborted scenario came out empty).
 fn note(line: &str) {
-    eprintln!("{}{line}", crate::harness::NOTE_PREFIX);
+    use std::io::Write as _;
+    let text = format!("{}{line}\n", crate::harness::NOTE_PREFIX);
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Installs (once) a panic hook that, when loom reports a deadlock, prints what the scenario
