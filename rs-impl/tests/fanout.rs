@@ -1951,3 +1951,72 @@ fn a_sink_reservation_holds_a_slot_and_is_given_back_unused() {
         Poll::Ready(Ok(()))
     ));
 }
+
+// ----- subscribers on islands (issue 24: the broadcast channel's receivers on threads) ------
+
+/// `k` islands, each `Flow::from_shared_publisher(fanout, ring)` into a collecting subscriber
+/// with `strategy`; the calling thread sends `0..n` (per element, or as one burst), then
+/// completes. Returns what each island's subscriber got.
+fn islands_get(
+    k: usize,
+    ring: usize,
+    n: u64,
+    burst: bool,
+    strategy: RequestStrategy,
+) -> Vec<Vec<u64>> {
+    use rs_impl::flow::{Flow, SharedPublisher};
+    use rs_impl::island::Runtime;
+    let runtime = Runtime::with_threads(2).expect("thread pool");
+    let (tx, p) = fanout::channel::<u64>(16);
+    let shared: SharedPublisher<u64> = Arc::new(p.clone());
+    let handles: Vec<_> = (0..k)
+        .map(|_| {
+            let (s, h) = collect(strategy);
+            Flow::from_shared_publisher(shared.clone(), ring)
+                .into_publisher(&runtime)
+                .subscribe(Box::new(s));
+            h
+        })
+        .collect();
+    while p.stats().subscribers < k {
+        std::thread::yield_now();
+    }
+    if burst {
+        tx.blocking_send_all(0..n).expect("nobody leaves");
+    } else {
+        for x in 0..n {
+            tx.blocking_send(x).expect("nobody leaves");
+        }
+    }
+    tx.complete();
+    handles
+        .into_iter()
+        .map(|h| h.wait().expect("completes"))
+        .collect()
+}
+
+/// Every island gets every element once, in order, then completes, whether the fanout hands
+/// its input side runs (a burst; lagging islands' visits, drained by the producer or by a
+/// requesting island) or single elements, with rings small enough that the islands run out
+/// of input and of demand, park and are woken throughout.
+#[test]
+fn islands_get_every_element_in_order_per_element_and_in_bursts() {
+    let expected: Vec<u64> = (0..20_000).collect();
+    for &(k, ring) in &[(1, 8), (3, 8), (3, 64), (8, 16)] {
+        for burst in [false, true] {
+            for strategy in [RequestStrategy::Unbounded, RequestStrategy::Prefetch(3)] {
+                let got = islands_get(k, ring, 20_000, burst, strategy);
+                assert_eq!(got.len(), k);
+                for g in got {
+                    assert!(
+                        g == expected,
+                        "k {k}, ring {ring}, burst {burst}, {strategy:?}: {} elements, first \
+                         difference at {:?}",
+                        g.len(),
+                        g.iter().zip(&expected).position(|(a, b)| a != b)
+                    );
+                }
+            }
+        }
+    }
+}

@@ -229,10 +229,24 @@
 //!   transfer to whichever access pays it); at 32 other costs dominate (the islands draining
 //!   for the producer, above). The named remedy stands: a reader on the island's own thread
 //!   pulling from the fanout's buffer (as bus and multiqueue2 receivers do), which removes the
-//!   second ring, its per-element read-modify-write and the requester's drain together; a
-//!   cheaper step would be a fanout that publishes into each island's ring once per visit,
-//!   which needs a crate-private end-of-pass hook for the boundary subscriber (the
-//!   `Subscriber` trait has none).
+//!   second ring, its per-element read-modify-write and the requester's drain together.
+//!
+//!   The cheaper step, publishing into each island's ring **once per run**, was built and
+//!   measured (issue 24, 2026-12-03; branch `fisl2-wip`) and is not kept. A crate-private
+//!   end-of-run hook that the island's input side offers when it subscribes; in a run (a
+//!   burst's pass, a lagging subscriber's visit) the input side writes each element
+//!   unpublished and the fanout publishes the run at the end of the visit or the pass (one
+//!   read-modify-write and at most one wake-up per run); a pass with one element (per-element
+//!   sends) publishes it at once, there being nothing to batch. Medians of 7–14 alternating
+//!   runs of `fanout_prof K N 1 isl` / `isl-burst` (wall time against main): bursts −24%,
+//!   −10%, +42% at 1/8/32 subscribers; per-element sends +5%, +15%, +57% (a control, main's
+//!   binary against itself, differed by 6% at 32; the hook's runs had about twice the
+//!   context switches there). Under callgrind it adds instructions (4442 against 3886 per
+//!   element at 32 subscribers, per-element sends: the hook's calls, and the writer's
+//!   publication no longer inlined into `on_next`) and saves only the cache-line transfers
+//!   of the per-element read-modify-writes, which callgrind does not see. So the per-element
+//!   publication is not what costs most from 8 subscribers on; the requesters' drains and the
+//!   wake-ups are (above), and a pull reader on the island's thread removes both.
 //!
 //! # Memory
 //!
