@@ -81,7 +81,8 @@ enum Visit {
 
 /// The inners the drain serves, each in a place of its own that it keeps until it ends (so
 /// that an inner on another thread can name it), and which of them the next round visits:
-/// the **ready list** (see the module docs of [`crate::merge`], "Costs").
+/// the **ready list** (see the module docs of [`crate::merge`], "How the drain works", and
+/// "Costs" for what it saved).
 ///
 /// A place is in `ready` or `stalled` at most once (its `queued` mark); known iterators are
 /// listed by the drain itself while they have elements, subscribed inners also by their
@@ -578,7 +579,7 @@ impl<U: Send + 'static> Core<U> {
     }
 
     /// After `inner` queued an element or ended: puts it on the ready list unless the drain
-    /// will visit it anyway (then run the drain).
+    /// will visit it anyway. The caller then runs the drain ([`signal`](Self::signal)).
     #[inline]
     pub(super) fn list(&self, inner: &InnerShared<U>) {
         if let Some(i) = inner.list() {
@@ -719,18 +720,24 @@ impl<U: Send + 'static> Core<U> {
         st.taken = taken;
     }
 
-    /// Emits what the values and the inners hold, round-robin from where the last pass
-    /// stopped, and removes the inners that ended. `true` if the round must be repeated: a
-    /// visit stopped at its per-visit cap with more to give, or the subscriber cancelled
-    /// meanwhile (the pass's next round acts on it).
+    /// Emits what the values and the listed inners hold (the ready list, round-robin; those
+    /// stalled for want of demand are listed again when the round starts with room), and
+    /// removes the inners that ended. `true` if the round must be repeated: a visit stopped at
+    /// its per-visit cap with more to give, or the subscriber cancelled meanwhile (the pass's
+    /// next round acts on it).
+    ///
+    /// A subscribed inner's flag is cleared at the start of its visit, before its end and its
+    /// queue are looked at ([`InnerShared::list`]): a visit that finds it empty takes it off
+    /// the list, and what it queues after that look lists it again.
     ///
     /// A round that took everything it could is not repeated: whatever arrives after an
     /// inner's visit (an element queued, an inner's end, a new inner, a request) runs the
     /// drain again through [`signal`](Self::signal) (the drain loop re-runs the pass for work
     /// posted while it ran), and an inner stopped for want of demand waits for a request,
     /// which signals. Repeating while anything moved (as before) ended every pass with a
-    /// round that found nothing: with 1,000 subscribed inners, 1,000 slots read for nothing
-    /// each time (`merge_prof async 1000`, the module docs).
+    /// round that found nothing, and every round visited every inner: with 1,000 subscribed
+    /// inners, 1,000 slots read for nothing each time (`merge_prof async 1000`, the module
+    /// docs).
     fn serve(&self, st: &mut State<U>) -> Result<bool, Panic> {
         while !st.scalars.is_empty() && st.out.has_room(&self.demand) {
             let u = st.scalars.pop_front().expect("not empty");

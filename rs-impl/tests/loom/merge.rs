@@ -5,8 +5,9 @@
 //!
 //! * cancel from inside `on_next` racing the other inner's `on_next` (twin: a drain that
 //!   ignores the cancel flag);
-//! * an inner's element and completion racing the outer's completion (twin: the drain looks
-//!   at the inner's queue before its terminal flag: the completion overtakes the element);
+//! * an inner's element and completion racing the outer's completion (its twin, the drain
+//!   looking at the inner's queue before its terminal flag, is no longer reached here since
+//!   the ready list: see `inner_end_races_its_admission`);
 //! * two inners racing one drain with one-by-one demand, so elements queue (twin: a fast path
 //!   that does not look at the inner's own queue: an inner's elements leave out of order);
 //! * a known iterator (the typed lane) arriving while a subscribed inner emits on another
