@@ -145,12 +145,16 @@
 //! list is the first (2026-12-03, described under "How the drain works"): callgrind,
 //! `merge_prof async 1000 2` (2,000,000 elements, one run each; valgrind runs the threads one
 //! at a time, so the interleavings are not the real ones): the whole run 494 → 385 million
-//! instructions (247 → 193 per element), `Core::pass` inclusive 148 → 29 million. Timed
-//! (`merge_prof async 1000 10`, main's binary against this one, alternated 6 times under the
-//! bench lock on the 2-core machine): median 17.7 → 29.8 M elements/s (each pair 1.2x-2.2x;
-//! main's runs 9.8-27.9, this one's 17.3-44.5: the figure still swings with which thread
-//! takes the drain). What is left is mostly `InnerSubscriber::on_next`: the fast path and the
-//! enqueue with the drain's state bouncing between the two threads.
+//! instructions (247 → 193 per element), `Core::pass`'s row (inclusive) 148 → 29 million.
+//! Timed (`merge_prof async 1000 10`, main's binary against this one, alternated under the
+//! bench lock on the 2-core machine), two sets: 6 pairs, median 17.7 → 29.8 M elements/s
+//! (each pair 1.2x-2.2x); 10 pairs, median 27.6 → 44.0 (each pair 1.1x-2.8x, median 1.6x;
+//! main's runs 14.8-33.6, this one's 25.9-57.4: the figure still swings with which thread
+//! takes the drain). `bench-report --quick --only merge-n-async-of-n` alternated twice each
+//! could not tell the two apart (ours 21.3 and 31.4 against main's 21.7 and 31.4, tokio's
+//! `StreamMap` 5.1-15.1 in the same runs): its timed runs of about 80 ms are shorter than one
+//! op of 1,000,000 elements. What is left is mostly `InnerSubscriber::on_next`: the fast path
+//! and the enqueue, with the drain's state bouncing between the two threads.
 //!
 //! # Layout
 //!
