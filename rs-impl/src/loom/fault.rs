@@ -81,6 +81,10 @@ faults! {
     /// An inner that reaches the drain after the subscription ended is kept in the ended
     /// state instead of being let go (so it is subscribed to, and never cancelled).
     MergeAdmitsAfterEnd,
+    /// The drain clears an inner's ready-list flag after its visit instead of before it (an
+    /// element queued after the visit's last look at the queue finds the flag set, is not
+    /// listed, and waits forever).
+    MergeUnlistsAfterVisit,
     // --- the producer API (push source, fanout channel)
     /// A send going through the inbox does not look at the end under the inbox's lock.
     SendIgnoresEnd,

@@ -66,6 +66,108 @@ pub(super) enum Slot<U> {
     },
 }
 
+/// How a visit of an inner left it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// It gave its per-visit cap and may hold more: visited again in the next round.
+    Capped,
+    /// Downstream had no room and it holds more: visited again once demand came.
+    NoRoom,
+    /// It gave everything it held (its flag cleared first: what it queues next lists it).
+    Empty,
+    /// Its terminal signal was seen with nothing left: removed.
+    Ended,
+}
+
+/// The inners the drain serves, each in a place of its own that it keeps until it ends (so
+/// that an inner on another thread can name it), and which of them the next round visits:
+/// the **ready list** (see the module docs of [`crate::merge`], "How the drain works", and
+/// "Costs" for what it saved).
+///
+/// A place is in `ready` or `stalled` at most once (its `queued` mark); known iterators are
+/// listed by the drain itself while they have elements, subscribed inners also by their
+/// producers ([`InnerShared::list`]) through the core's shared list.
+pub(super) struct Slots<U> {
+    places: Vec<Option<Place<U>>>,
+    /// Places free for the next inner (reused: no allocation in steady state).
+    free: Vec<usize>,
+    live: usize,
+    /// Places the next round visits, in round-robin order.
+    ready: VecDeque<usize>,
+    /// Places that stopped for want of demand with elements left: moved back to `ready`
+    /// when a round starts with room.
+    stalled: Vec<usize>,
+}
+
+struct Place<U> {
+    slot: Slot<U>,
+    /// In `ready` or `stalled`.
+    queued: bool,
+}
+
+impl<U> Slots<U> {
+    fn new() -> Self {
+        Slots {
+            places: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            ready: VecDeque::new(),
+            stalled: Vec::new(),
+        }
+    }
+
+    /// Whether no inner is served.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Takes `slot` in and lists it: the next round visits it.
+    pub(super) fn add(&mut self, slot: Slot<U>) {
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.places.push(None);
+                self.places.len() - 1
+            }
+        };
+        if let Slot::Sub { inner, .. } = &slot {
+            inner.set_slot(i);
+        }
+        self.places[i] = Some(Place { slot, queued: true });
+        self.ready.push_back(i);
+        self.live += 1;
+    }
+
+    /// Lists the inner at `i` (named by its producer), unless it is listed already or the
+    /// place is free (the inner ended meanwhile).
+    fn list(&mut self, i: usize) {
+        if let Some(Some(p)) = self.places.get_mut(i) {
+            if !p.queued {
+                p.queued = true;
+                self.ready.push_back(i);
+            }
+        }
+    }
+
+    /// Frees the place `i` (its inner ended), giving its slot back.
+    fn remove(&mut self, i: usize) -> Slot<U> {
+        let p = self.places[i].take().expect("a live place");
+        self.free.push(i);
+        self.live -= 1;
+        p.slot
+    }
+
+    /// Every inner, taken out (the subscription ended).
+    fn take_all(&mut self) -> impl Iterator<Item = Slot<U>> + '_ {
+        self.ready.clear();
+        self.stalled.clear();
+        self.free.clear();
+        self.live = 0;
+        self.places.drain(..).flatten().map(|p| p.slot)
+    }
+}
+
 /// The downstream end, as the drainer holds it.
 pub(super) struct Out<U> {
     pub(super) subscriber: Option<BoxSubscriber<U>>,
@@ -139,15 +241,15 @@ pub(super) struct State<U> {
     pub(super) out: Out<U>,
     /// Values that found no demand.
     pub(super) scalars: VecDeque<U>,
-    pub(super) inners: Vec<Slot<U>>,
-    /// Where the round-robin resumes.
-    next: usize,
+    pub(super) inners: Slots<U>,
     /// Inners finished since the outer was last asked for more.
     pub(super) completed: u64,
     /// Values emitted since the outer was last asked for more.
     scalars_done: u64,
     /// The arrivals taken from the shared list (reused).
     taken: Vec<Arrival<U>>,
+    /// The places taken from the shared ready list (reused).
+    listed: Vec<usize>,
     /// The outer's subscription was let go after its end.
     outer_released: bool,
 }
@@ -231,6 +333,10 @@ pub(super) struct Core<U> {
     /// Inners that arrived while the drain was busy.
     incoming: Mutex<Vec<Arrival<U>>>,
     pub(super) has_incoming: AtomicBool,
+    /// The places of subscribed inners that queued an element or ended since the drain last
+    /// visited them (each once until its next visit: [`InnerShared::list`]).
+    ready: Mutex<Vec<usize>>,
+    has_ready: AtomicBool,
     outer: OuterRequests,
     pub(super) config: MergeConfig,
     /// The publisher's counters (in the block it shares with its subscriptions).
@@ -270,11 +376,11 @@ impl<U: Send + 'static> Core<U> {
                     typed: 0,
                 },
                 scalars: VecDeque::new(),
-                inners: Vec::new(),
-                next: 0,
+                inners: Slots::new(),
                 completed: 0,
                 scalars_done: 0,
                 taken: Vec::new(),
+                listed: Vec::new(),
                 outer_released: false,
             }),
             demand: Demand::new(),
@@ -282,6 +388,8 @@ impl<U: Send + 'static> Core<U> {
             errors: Mutex::new(Vec::new()),
             incoming: Mutex::new(Vec::new()),
             has_incoming: AtomicBool::new(false),
+            ready: Mutex::new(Vec::new()),
+            has_ready: AtomicBool::new(false),
             outer: OuterRequests {
                 subscription: Mutex::new(None),
                 pending: AtomicU64::new(0),
@@ -470,6 +578,16 @@ impl<U: Send + 'static> Core<U> {
         }
     }
 
+    /// After `inner` queued an element or ended: puts it on the ready list unless the drain
+    /// will visit it anyway. The caller then runs the drain ([`signal`](Self::signal)).
+    #[inline]
+    pub(super) fn list(&self, inner: &InnerShared<U>) {
+        if let Some(i) = inner.list() {
+            self.ready.lock().push(i);
+            self.has_ready.store(true, Ordering::Release);
+        }
+    }
+
     /// An inner that is nothing: its place goes back to the outer.
     pub(super) fn inner_empty(&self) {
         self.outer.add(1);
@@ -546,6 +664,15 @@ impl<U: Send + 'static> Core<U> {
                 st.taken = taken;
             }
             self.admit(st);
+            if self.has_ready.load(Ordering::Acquire) {
+                self.has_ready.store(false, Ordering::Release);
+                let mut listed = std::mem::take(&mut st.listed);
+                std::mem::swap(&mut *self.ready.lock(), &mut listed);
+                for i in listed.drain(..) {
+                    st.inners.list(i);
+                }
+                st.listed = listed;
+            }
             let again = match self.serve(st) {
                 Ok(again) => again,
                 Err(p) => {
@@ -593,18 +720,24 @@ impl<U: Send + 'static> Core<U> {
         st.taken = taken;
     }
 
-    /// Emits what the values and the inners hold, round-robin from where the last pass
-    /// stopped, and removes the inners that ended. `true` if the round must be repeated: a
-    /// visit stopped at its per-visit cap with more to give, or the subscriber cancelled
-    /// meanwhile (the pass's next round acts on it).
+    /// Emits what the values and the listed inners hold (the ready list, round-robin; those
+    /// stalled for want of demand are listed again when the round starts with room), and
+    /// removes the inners that ended. `true` if the round must be repeated: a visit stopped at
+    /// its per-visit cap with more to give, or the subscriber cancelled meanwhile (the pass's
+    /// next round acts on it).
+    ///
+    /// A subscribed inner's flag is cleared at the start of its visit, before its end and its
+    /// queue are looked at ([`InnerShared::list`]): a visit that finds it empty takes it off
+    /// the list, and what it queues after that look lists it again.
     ///
     /// A round that took everything it could is not repeated: whatever arrives after an
     /// inner's visit (an element queued, an inner's end, a new inner, a request) runs the
     /// drain again through [`signal`](Self::signal) (the drain loop re-runs the pass for work
     /// posted while it ran), and an inner stopped for want of demand waits for a request,
     /// which signals. Repeating while anything moved (as before) ended every pass with a
-    /// round that found nothing: with 1,000 subscribed inners, 1,000 slots read for nothing
-    /// each time (`merge_prof async 1000`, the module docs).
+    /// round that found nothing, and every round visited every inner: with 1,000 subscribed
+    /// inners, 1,000 slots read for nothing each time (`merge_prof async 1000`, the module
+    /// docs).
     fn serve(&self, st: &mut State<U>) -> Result<bool, Panic> {
         while !st.scalars.is_empty() && st.out.has_room(&self.demand) {
             let u = st.scalars.pop_front().expect("not empty");
@@ -615,84 +748,94 @@ impl<U: Send + 'static> Core<U> {
             }
         }
         self.replenish_scalars(st);
-        let mut n = st.inners.len();
-        if n == 0 {
+        let State {
+            out,
+            inners,
+            completed,
+            ..
+        } = st;
+        if inners.ready.is_empty() && inners.stalled.is_empty() {
             return Ok(false);
         }
+        if !inners.stalled.is_empty() && out.has_room(&self.demand) {
+            inners.ready.extend(inners.stalled.drain(..));
+        }
         let mut again = false;
-        let mut i = if st.next < n { st.next } else { 0 };
         let per_visit = self.config.prefetch.max(1);
-        let mut visits = n;
+        // One round: the places listed now, each visited once (those listed during the round
+        // wait for the next).
+        let mut visits = inners.ready.len();
         while visits > 0 {
             visits -= 1;
-            let (capped, ended) = match &mut st.inners[i] {
-                Slot::Iter { iter, ahead } => {
-                    self.serve_iter(&mut st.out, iter, ahead, per_visit)?
-                }
+            let Some(i) = inners.ready.pop_front() else {
+                break;
+            };
+            let place = inners.places[i].as_mut().expect("a listed place is live");
+            let visit = match &mut place.slot {
+                Slot::Iter { iter, ahead } => self.serve_iter(out, iter, ahead, per_visit)?,
                 Slot::Sub {
                     inner,
                     queue,
                     subscription,
                     consumed,
                 } => {
-                    self.serve_sub(&mut st.out, inner, queue, subscription, consumed, per_visit)?
+                    inner.unlist();
+                    let v = self.serve_sub(out, inner, queue, subscription, consumed, per_visit)?;
+                    inner.unlist_late();
+                    v
                 }
             };
-            again |= capped;
+            match visit {
+                Visit::Capped => {
+                    again = true;
+                    inners.ready.push_back(i);
+                }
+                Visit::NoRoom => inners.stalled.push(i),
+                Visit::Empty => place.queued = false,
+                Visit::Ended => {
+                    *completed += 1;
+                    drop_slot(inners.remove(i));
+                }
+            }
             if self.cancelled_meanwhile() {
                 return Ok(true);
             }
-            if ended {
-                st.completed += 1;
-                drop_slot(st.inners.swap_remove(i));
-                n -= 1;
-                if n == 0 {
-                    break;
-                }
-                if i >= n {
-                    i = 0;
-                }
-                // The last inner moved into `i`: it is served in this round too.
-            } else {
-                i = (i + 1) % n;
-            }
         }
-        st.next = i;
         Ok(again)
     }
 
     /// Pulls from a known iterator while there is demand (at most `cap`); without demand,
-    /// reads one ahead to see its end. Returns (capped: `cap` elements emitted, ended).
+    /// reads one ahead to see its end.
     fn serve_iter(
         &self,
         out: &mut Out<U>,
         iter: &mut Box<dyn Iterator<Item = U> + Send>,
         ahead: &mut Option<U>,
         cap: usize,
-    ) -> Result<(bool, bool), Panic> {
+    ) -> Result<Visit, Panic> {
         for _ in 0..cap {
             if !out.has_room(&self.demand) {
                 if ahead.is_none() {
                     match self.next_guarded(iter) {
                         Some(u) => *ahead = Some(u),
-                        None => return Ok((false, true)),
+                        None => return Ok(Visit::Ended),
                     }
                 }
-                return Ok((false, false));
+                return Ok(Visit::NoRoom);
             }
             let u = match ahead.take() {
                 Some(u) => u,
                 None => match self.next_guarded(iter) {
                     Some(u) => u,
-                    None => return Ok((false, true)),
+                    None => return Ok(Visit::Ended),
                 },
             };
             out.emit(u)?;
             if self.cancelled_meanwhile() {
-                return Ok((true, false));
+                return Ok(Visit::Capped);
             }
         }
-        Ok((true, false))
+        Ok(Visit::Capped)
     }
 
     /// The next item of an inner iterator; a panic in it is that inner's error.
@@ -720,7 +863,9 @@ impl<U: Send + 'static> Core<U> {
 
     /// Takes from a subscribed inner's queue while there is demand (at most `cap`),
     /// replenishing it every `prefetch / 4`; it ended once its terminal signal was seen and
-    /// its queue is empty. Returns (capped: `cap` elements emitted, ended).
+    /// its queue is empty. The caller cleared the inner's listed flag first
+    /// ([`InnerShared::unlist`]): a visit that ends [`Visit::Empty`] leaves it to the
+    /// producer to list it again.
     fn serve_sub(
         &self,
         out: &mut Out<U>,
@@ -729,7 +874,7 @@ impl<U: Send + 'static> Core<U> {
         subscription: &mut Option<SubscriptionRef>,
         consumed: &mut usize,
         cap: usize,
-    ) -> Result<(bool, bool), Panic> {
+    ) -> Result<Visit, Panic> {
         // The end first, then the queue: what was queued before the end is seen with it.
         let done = if fault::active(Fault::MergeEndBeforeQueue) {
             if queue.is_none() {
@@ -743,16 +888,17 @@ impl<U: Send + 'static> Core<U> {
             }
             done
         };
+        let gone = if done { Visit::Ended } else { Visit::Empty };
         let Some(q) = queue.as_mut() else {
-            return Ok((false, done));
+            return Ok(gone);
         };
         let limit = self.config.replenish();
         for _ in 0..cap {
             if !out.has_room(&self.demand) {
-                return Ok((false, done && q.is_empty()));
+                return Ok(if q.is_empty() { gone } else { Visit::NoRoom });
             }
             let Some(u) = q.poll() else {
-                return Ok((false, done));
+                return Ok(gone);
             };
             out.emit(u)?;
             *consumed += 1;
@@ -766,10 +912,14 @@ impl<U: Send + 'static> Core<U> {
                 }
             }
             if self.cancelled_meanwhile() {
-                return Ok((true, false));
+                return Ok(Visit::Capped);
             }
         }
-        Ok((true, done && q.is_empty()))
+        Ok(if done && q.is_empty() {
+            Visit::Ended
+        } else {
+            Visit::Capped
+        })
     }
 
     /// Whether the subscriber cancelled (or requested 0) during the last `on_next`: the pass
@@ -810,7 +960,7 @@ impl<U: Send + 'static> Core<U> {
         // Each list looked at before it is drained: a subscription that ends with nothing
         // left (the usual end) pays no drain of an empty list.
         if !st.inners.is_empty() {
-            for slot in st.inners.drain(..) {
+            for slot in st.inners.take_all() {
                 if let Slot::Sub { inner, .. } = &slot {
                     inner.cancel();
                 }
@@ -891,8 +1041,8 @@ fn admit_one<U>(st: &mut State<U>, a: Arrival<U>) {
     }
     match a {
         Arrival::Just(u) => st.scalars.push_back(u),
-        Arrival::Iter(iter) => st.inners.push(Slot::Iter { iter, ahead: None }),
-        Arrival::Sub(inner) => st.inners.push(Slot::Sub {
+        Arrival::Iter(iter) => st.inners.add(Slot::Iter { iter, ahead: None }),
+        Arrival::Sub(inner) => st.inners.add(Slot::Sub {
             inner,
             queue: None,
             subscription: None,

@@ -64,13 +64,34 @@
 //! One [serial drain loop](crate::serial) per subscription holds the subscriber and the
 //! inners' consumer ends. An element of an inner tries the fast path
 //! ([`DrainLoop::try_fast`](crate::serial::DrainLoop::try_fast)); otherwise it goes into the
-//! inner's queue and the drain is run. A pass checks, in order: cancel, a bad request, an
-//! eager error; takes the inners that arrived meanwhile; emits waiting values, then serves
-//! the inners round-robin; removes those whose terminal signal was seen with an empty queue;
-//! repeats the round only while a visit stopped at its per-visit cap (whatever arrives later
-//! runs the drain again); and completes once the outer ended and nothing is left. The outer is asked for more
+//! inner's queue, the inner is put on the **ready list** (see below) and the drain is run. A
+//! pass checks, in order: cancel, a bad request, an eager error; takes the inners that
+//! arrived meanwhile and the ready list; emits waiting values, then serves the listed inners
+//! round-robin; removes those whose terminal signal was seen with an empty queue; repeats the
+//! round only while a visit stopped at its per-visit cap (whatever arrives later runs the
+//! drain again); and completes once the outer ended and nothing is left. The outer is asked for more
 //! *after* the drain loop is left, so that an outer emitting inside `request` subscribes its
 //! next inners while nobody drains (and their elements take the fast path).
+//!
+//! **The ready list.** A pass visits only the inners that may have something for it, not every
+//! inner it serves: each inner keeps its place in the drain (`Slots` in `core.rs`) until it
+//! ends, and the drain keeps the places to visit in round-robin order. An inner is listed
+//! when it is admitted; a subscribed inner lists itself again when it queued an element or
+//! ended, through a per-inner flag (`InnerShared::list` in `shared.rs`): the producer swaps
+//! it to `true` after queueing (or recording its end) and, when it was `false`, pushes its
+//! place onto the core's shared list (a `Vec` under a lock, swapped with the drain's own, so
+//! no allocation in steady state); the drain swaps it back to `false` at the start of each
+//! visit, **before** it looks at the inner's end and queue. Both swaps are read-modify-writes
+//! on one flag, so either the producer's comes first and the visit sees what it queued, or
+//! the drain's comes first and the producer lists the inner again: an element is never left
+//! in a queue that no visit will read. A visit ends one of four ways: at its per-visit cap
+//! (visited again next round), for want of demand with elements left (kept aside, moved back
+//! to the list when a round starts with room: after the next request), empty (off the list
+//! until its producer lists it again), or ended (removed). Known iterators are listed by the
+//! drain alone. The loom models `merge_ready_list_keeps_a_late_element` (twin: the flag
+//! cleared after the visit, `Fault::MergeUnlistsAfterVisit`: an element queued after the
+//! visit's last look at the queue waits forever) and `merge_inner_end_races_its_admission`
+//! (twin: the queue looked at before the end) pin it.
 //!
 //! [`observe_on`] is the island's input side: see its docs.
 //!
@@ -107,7 +128,7 @@
 //!
 //! **Inners on other threads** (`merge_prof async 1000`: a merge of 1,000 islands of 1,000
 //! on a 2-thread pool, each island's elements arriving on whichever pool thread runs it),
-//! sampled with `perf` (cpu-clock): 38% of the time in `InnerSubscriber::on_next` (the fast
+//! sampled with `perf` (cpu-clock) before the ready list: 38% of the time in `InnerSubscriber::on_next` (the fast
 //! path and the enqueue, with the drain's state and the subscriber bouncing between the two
 //! threads that take the drain in turn), 30% in `Core::pass`. A pass serves the inners
 //! round-robin by **visiting every one**: with 1,000 subscribed inners mostly idle, each of
@@ -121,7 +142,22 @@
 //! by a fifth (callgrind, `merge_prof async 1000 2`, one run each: `Core::pass` inclusive
 //! 178 → 141 million, the whole run 531 → 496 million); `tests/merge_scale.rs`'s counts,
 //! the merge loom models and 40 runs of `tests/merge_hazard.rs` pass unchanged. The ready
-//! list is not done: it changes the drain's synchronisation and needs loom models.
+//! list is the first (2026-12-03, described under "How the drain works"): callgrind,
+//! `merge_prof async 1000 2` (2,000,000 elements, one run each; valgrind runs the threads one
+//! at a time, so the interleavings are not the real ones): the whole run 494 → 385 million
+//! instructions (247 → 193 per element), `Core::pass`'s row (inclusive) 148 → 29 million.
+//! Timed (`merge_prof async 1000 10`, main's binary against this one, alternated under the
+//! bench lock on the 2-core machine), two sets: 6 pairs, median 17.7 → 29.8 M elements/s
+//! (each pair 1.2x-2.2x); 10 pairs, median 27.6 → 44.0 (each pair 1.1x-2.8x, median 1.6x;
+//! main's runs 14.8-33.6, this one's 25.9-57.4: the figure still swings with which thread
+//! takes the drain). `bench-report --quick --only merge-n-async-of-n` alternated twice each
+//! could not tell the two apart (ours 21.3 and 31.4 against main's 21.7 and 31.4, tokio's
+//! `StreamMap` 5.1-15.1 in the same runs): its timed runs of about 80 ms are shorter than one
+//! op of 1,000,000 elements. The shapes on one thread did not move (callgrind, per element,
+//! sizes 200 and 400, or 2,000 and 10,000 for values, main → ready list): `subscribed` 124 →
+//! 124, `iter` 20 → 20, `just` 70-73 both (three runs each), `flatjust` 38 → 39. What is left
+//! is mostly `InnerSubscriber::on_next`: the fast path and the enqueue, with the drain's
+//! state bouncing between the two threads.
 //!
 //! # Layout
 //!

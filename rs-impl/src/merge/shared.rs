@@ -6,7 +6,8 @@ use std::fmt;
 use rs_api::SubscriptionRef;
 
 use crate::handoff::{spsc, SpscConsumer, SpscProducer};
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::fault::{self, Fault};
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::loom::sync::Mutex;
 
 /// What the drain must reach of an inner: its end (kept outside its queue), its queue once
@@ -16,6 +17,13 @@ pub(crate) struct InnerShared<U> {
     done: AtomicBool,
     /// The producer made a queue; its consumer half waits in `link`.
     has_queue: AtomicBool,
+    /// The drain will visit this inner: set by the producer (after it queued an element or
+    /// ended), which lists the inner when it set it from `false`; cleared by the drain at the
+    /// start of each visit, before it looks at the end and the queue (see
+    /// [`list`](Self::list)). `true` from the start: the drain visits every inner it admits.
+    listed: AtomicBool,
+    /// The inner's place in the drain (set when it is admitted, before its first visit).
+    slot: AtomicUsize,
     link: Mutex<Link<U>>,
 }
 
@@ -40,6 +48,8 @@ impl<U> InnerShared<U> {
         InnerShared {
             done: AtomicBool::new(false),
             has_queue: AtomicBool::new(false),
+            listed: AtomicBool::new(true),
+            slot: AtomicUsize::new(usize::MAX),
             link: Mutex::new(Link {
                 subscription: None,
                 consumer: None,
@@ -57,6 +67,46 @@ impl<U> InnerShared<U> {
     /// The terminal signal came, after every element was queued or emitted.
     pub(crate) fn set_done(&self) {
         self.done.store(true, Ordering::Release);
+    }
+
+    /// With the drain held: the inner's place in the drain, before its first visit.
+    pub(crate) fn set_slot(&self, slot: usize) {
+        self.slot.store(slot, Ordering::Relaxed);
+    }
+
+    /// After an element was queued or the terminal signal recorded: `Some(place)` when the
+    /// inner must be put on the drain's ready list (the flag was clear: the drain's last
+    /// visit began before this change, and nothing else will bring it back), `None` when the
+    /// drain will visit it anyway.
+    ///
+    /// Both sides swap the flag (a read-modify-write each, acquire and release): either this
+    /// swap comes before the drain's clearing one, which then sees what was queued before it
+    /// (and the visit that follows reads it), or after it, and this one reads `false` and
+    /// lists the inner again (and sees its place, stored before that clear).
+    #[inline]
+    pub(crate) fn list(&self) -> Option<usize> {
+        if self.listed.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(self.slot.load(Ordering::Relaxed))
+    }
+
+    /// With the drain held, at the start of a visit: clears the listed flag (before the end
+    /// and the queue are looked at; see [`list`](Self::list)).
+    #[inline]
+    pub(crate) fn unlist(&self) {
+        if !fault::active(Fault::MergeUnlistsAfterVisit) {
+            self.listed.swap(false, Ordering::AcqRel);
+        }
+    }
+
+    /// The broken twin's clear, after the visit (loom builds only): see
+    /// [`Fault::MergeUnlistsAfterVisit`].
+    #[inline]
+    pub(crate) fn unlist_late(&self) {
+        if fault::active(Fault::MergeUnlistsAfterVisit) {
+            self.listed.swap(false, Ordering::AcqRel);
+        }
     }
 
     /// The queue's consumer half, once the producer made the queue (taken once).

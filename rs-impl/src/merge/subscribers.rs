@@ -82,6 +82,7 @@ impl<U: Send + 'static> InnerSubscriber<U> {
             s.cancel();
         }
         self.inner.set_done();
+        self.core.list(&self.inner);
         self.core.error(
             Error::new(MergeError::MissingBackpressure { capacity }),
             false,
@@ -149,6 +150,7 @@ impl<U: Send + 'static> Subscriber<U> for InnerSubscriber<U> {
                     // Behind this inner's queue, or no demand: queued; the drain was free a
                     // moment ago, so it is run for it.
                     if self.enqueue(u) {
+                        self.core.list(&self.inner);
                         self.core.signal();
                     }
                 } else {
@@ -162,6 +164,7 @@ impl<U: Send + 'static> Subscriber<U> for InnerSubscriber<U> {
             }
             Err(u) => {
                 if self.enqueue(u) {
+                    self.core.list(&self.inner);
                     self.core.signal();
                 }
             }
@@ -174,6 +177,7 @@ impl<U: Send + 'static> Subscriber<U> for InnerSubscriber<U> {
         }
         self.subscription = None;
         self.inner.set_done();
+        self.core.list(&self.inner);
         self.core.error(e, false);
     }
 
@@ -183,6 +187,7 @@ impl<U: Send + 'static> Subscriber<U> for InnerSubscriber<U> {
         }
         self.subscription = None;
         self.inner.set_done();
+        self.core.list(&self.inner);
         self.core.signal();
     }
 }
@@ -292,6 +297,7 @@ pub(crate) fn start_inner<U: Send + 'static>(core: &StdArc<Core<U>>, source: Inn
             let sub = InnerSubscriber::new(core.clone(), inner.clone());
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| p.subscribe(Box::new(sub)))) {
                 inner.set_done();
+                core.list(&inner);
                 let e = Error::msg(format!(
                     "an inner publisher panicked in subscribe: {}",
                     panics::panic_message(&*p)

@@ -106,7 +106,7 @@ impl<U: Send + 'static> Core<U> {
                 }
             }
         }
-        st.inners.push(Slot::Iter {
+        st.inners.add(Slot::Iter {
             iter: Box::new(iter),
             ahead: None,
         });

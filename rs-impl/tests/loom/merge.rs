@@ -5,8 +5,9 @@
 //!
 //! * cancel from inside `on_next` racing the other inner's `on_next` (twin: a drain that
 //!   ignores the cancel flag);
-//! * an inner's element and completion racing the outer's completion (twin: the drain looks
-//!   at the inner's queue before its terminal flag: the completion overtakes the element);
+//! * an inner's element and completion racing the outer's completion (its twin, the drain
+//!   looking at the inner's queue before its terminal flag, is no longer reached here since
+//!   the ready list: see `inner_end_races_its_admission`);
 //! * two inners racing one drain with one-by-one demand, so elements queue (twin: a fast path
 //!   that does not look at the inner's own queue: an inner's elements leave out of order);
 //! * a known iterator (the typed lane) arriving while a subscribed inner emits on another
@@ -19,7 +20,14 @@
 //! * a pulled outer whose one inner must be subscribed, cancelled from another thread while
 //!   `subscribe` pulls that inner: an inner that reaches the drain after the end is let go,
 //!   never subscribed to and left alone (twin: the ended drain keeps it; `merge_hazard`
-//!   found that one, 1 stream in about 1,000, as an island that waited forever).
+//!   found that one, 1 stream in about 1,000, as an island that waited forever);
+//! * an inner's element and completion racing the visit that admits it (twin: the drain looks
+//!   at the inner's queue before its terminal flag; with the ready list this is where that race
+//!   is left, see `inner_end_races_its_admission`);
+//! * the ready list: an inner's element queued while the drain visits that inner (after the
+//!   pass took the list, around the visit's look at the queue) is delivered — the visit
+//!   clears the inner's flag first, so a later element lists it again (twin: the flag
+//!   cleared after the visit: the element waits in the queue forever).
 
 use std::sync::{Arc as StdArc, Weak};
 
@@ -531,6 +539,182 @@ pub(crate) fn inner_arrives_after_cancel() {
     );
 }
 
+/// Records what it gets (requesting `want` in `on_subscribe`), and runs `hook` inside its
+/// first `on_next`, with the merge's drain held.
+struct Hooked {
+    items: Arc<Mutex<Vec<u64>>>,
+    completes: Arc<AtomicUsize>,
+    want: u64,
+    hook: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Subscriber<Tracked> for Hooked {
+    fn on_subscribe(&mut self, s: SubscriptionRef) {
+        s.request(self.want);
+    }
+    fn on_next(&mut self, x: Tracked) {
+        self.items.lock().push(x.0);
+        drop(x);
+        if let Some(hook) = self.hook.take() {
+            hook();
+        }
+    }
+    fn on_error(&mut self, _: Error) {}
+    fn on_complete(&mut self) {
+        self.completes.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The ready list (rule 1.1's counterpart: nothing requested is lost). Inners A and B of a
+/// merge of prefetch 2, the subscriber asking for 3. B's element (main thread) takes the
+/// fast path; inside its `on_next` — the drain held by the main thread — a thread sends A's
+/// first element (it queues and lists A; joined there), and a second thread is started to
+/// send A's second element. The main thread's drain then takes the ready list and visits A
+/// while that second element arrives: before the visit's look at the queue (taken in the
+/// visit), or after it — then it must find A's flag cleared and list A again, or the element
+/// waits in A's queue forever (A never ends in this model). In every interleaving all three
+/// arrive, A's in order.
+pub(crate) fn ready_list_keeps_a_late_element() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let (a, b) = (Manual::new(), Manual::new());
+    let p = merge::merge_with(
+        vec![Subscribed(a.clone()), Subscribed(b.clone())],
+        MergeConfig::new().prefetch(2),
+    );
+    let items = Arc::new(Mutex::new(Vec::new()));
+    let sa: Arc<Mutex<Option<BoxSubscriber<Tracked>>>> = Arc::new(Mutex::new(None));
+    let second = Arc::new(Mutex::new(None));
+    let hook = {
+        let (sa, second, live) = (sa.clone(), second.clone(), live.clone());
+        Box::new(move || {
+            let (s1, l1) = (sa.clone(), live.clone());
+            thread::spawn(move || {
+                let mut s = s1.lock().take().expect("A subscribed");
+                s.on_next(Tracked::new(0, &l1));
+                *s1.lock() = Some(s);
+            })
+            .join()
+            .unwrap();
+            let (s2, l2) = (sa.clone(), live.clone());
+            *second.lock() = Some(thread::spawn(move || {
+                let mut s = s2.lock().take().expect("A subscribed");
+                s.on_next(Tracked::new(1, &l2));
+                *s2.lock() = Some(s);
+            }));
+        }) as Box<dyn FnOnce() + Send>
+    };
+    p.subscribe(Box::new(Hooked {
+        items: items.clone(),
+        completes: Arc::new(AtomicUsize::new(0)),
+        want: 3,
+        hook: Some(hook),
+    }));
+    *sa.lock() = Some(a.take());
+    let mut sb = b.take();
+    sb.on_next(Tracked::new(10, &live));
+    let t = second.lock().take().expect("the hook ran");
+    t.join().unwrap();
+    let seen = items.lock().clone();
+    let of = |base: u64| -> Vec<u64> { seen.iter().copied().filter(|x| x / 10 == base).collect() };
+    assert_eq!(of(1), vec![10], "{seen:?}");
+    assert_eq!(
+        of(0),
+        vec![0, 1],
+        "an element of A was never delivered: {seen:?}"
+    );
+    // Both inners end: the merge completes and lets everything go.
+    sb.on_complete();
+    let mut s = sa.lock().take().expect("A subscribed");
+    s.on_complete();
+    drop((s, sb, p));
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+/// Rules 1.5, 1.1's counterpart (nothing lost), no leak. The end of an inner racing the
+/// visit that admits it: a merge with a hand-driven outer (prefetch 1), inner B on the main
+/// thread. B's element takes the fast path; inside its `on_next` — the drain held by the main
+/// thread — a thread sends the outer's inner A (the drain is busy: A waits in the shared list
+/// while it is subscribed to; joined there), and a second thread is started to send A's
+/// element and completion. The main thread's drain then admits A and visits it while A's
+/// element and end arrive: a visit that looked at A's queue (not made yet) before its end
+/// would take A for ended and empty. In every interleaving A's element and B's arrive, then
+/// one completion.
+///
+/// (`inner_completion_races_outer` aimed at the same race, but since the ready list the drain
+/// visits an inner only when it was listed: there, A is admitted and visited before it is
+/// subscribed, and its element lists it again, so no visit runs while its element and end
+/// arrive. This model reaches that race through an admission made while A is subscribed.)
+pub(crate) fn inner_end_races_its_admission() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let outer: Manual<Subscribed<Manual<Tracked>>> = Manual::new();
+    let (a, b) = (Manual::new(), Manual::new());
+    let p = outer
+        .clone()
+        .flat_map(|i: Subscribed<Manual<Tracked>>| i, 2, 1);
+    let items = Arc::new(Mutex::new(Vec::new()));
+    let completes = Arc::new(AtomicUsize::new(0));
+    let so: Arc<Mutex<Option<BoxSubscriber<Subscribed<Manual<Tracked>>>>>> =
+        Arc::new(Mutex::new(None));
+    let second = Arc::new(Mutex::new(None));
+    let hook = {
+        let (so, second, live, a) = (so.clone(), second.clone(), live.clone(), a.clone());
+        Box::new(move || {
+            let (so1, a1) = (so.clone(), a.clone());
+            thread::spawn(move || {
+                let mut s = so1.lock().take().expect("the outer subscribed");
+                s.on_next(Subscribed(a1));
+                *so1.lock() = Some(s);
+            })
+            .join()
+            .unwrap();
+            *second.lock() = Some(thread::spawn(move || emit(a.take(), &[7], &live)));
+        }) as Box<dyn FnOnce() + Send>
+    };
+    p.subscribe(Box::new(Hooked {
+        items: items.clone(),
+        completes: completes.clone(),
+        want: 2,
+        hook: Some(hook),
+    }));
+    let mut o = outer.take();
+    o.on_next(Subscribed(b.clone()));
+    *so.lock() = Some(o);
+    let mut sb = b.take();
+    sb.on_next(Tracked::new(10, &live));
+    let t = second.lock().take().expect("the hook ran");
+    t.join().unwrap();
+    let mut o = so.lock().take().expect("the outer subscribed");
+    o.on_complete();
+    sb.on_complete();
+    drop((o, sb, p));
+    let mut seen = items.lock().clone();
+    seen.sort_unstable();
+    assert_eq!(seen, vec![7, 10], "elements lost before the completion");
+    assert_eq!(
+        completes.load(Ordering::Acquire),
+        1,
+        "rule 1.5: no completion"
+    );
+    assert_eq!(live.load(Ordering::Acquire), 0, "leaked");
+}
+
+#[test]
+fn merge_inner_end_races_its_admission() {
+    loom::model(inner_end_races_its_admission);
+}
+
+#[test]
+fn merge_ready_list_keeps_a_late_element() {
+    loom::model(ready_list_keeps_a_late_element);
+}
+
+crate::loom_rejects!(
+    merge_model_rejects_a_ready_flag_cleared_after_the_visit,
+    "never delivered",
+    fault rs_impl::loom::Fault::MergeUnlistsAfterVisit,
+    ready_list_keeps_a_late_element
+);
+
 #[test]
 fn merge_inner_arrives_after_cancel() {
     loom::model(inner_arrives_after_cancel);
@@ -586,7 +770,7 @@ crate::loom_rejects!(
     merge_model_rejects_an_end_seen_after_the_queue,
     "elements lost before the completion",
     fault rs_impl::loom::Fault::MergeEndBeforeQueue,
-    inner_completion_races_outer
+    inner_end_races_its_admission
 );
 
 crate::loom_rejects!(
