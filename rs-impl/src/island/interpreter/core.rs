@@ -441,6 +441,18 @@ impl<'a> Ctx<'a> {
         misuse("push", c, "pushed twice, or before downstream pulled");
     }
 
+    /// Whether the push just made on connection `id` waits in the chase slot: then that
+    /// out-port has no room (a push in the slot has not been processed, so its port is not
+    /// [available](Self::is_available): `PUSHING` is set until then, also when the port is
+    /// closed meanwhile). A cheaper answer than [`is_available`](Self::is_available) for
+    /// "did that push fill the port?" — one load, which the compiler can often answer from
+    /// the chase it just made; `false` tells nothing (the push may have been queued): ask
+    /// `is_available` then.
+    #[inline(always)]
+    pub(crate) fn push_chased(&self, id: u32) -> bool {
+        self.core.chased_push == id
+    }
+
     /// Asks upstream of `inlet` for one element; it arrives as `on_push`. A pull on a port whose
     /// upstream just completed is ignored (the completion arrives next).
     ///
