@@ -212,6 +212,23 @@ pub(super) fn misuse(op: &'static str, port: u32, reason: &'static str) -> ! {
     std::panic::panic_any(IslandError::PortMisuse { op, port, reason })
 }
 
+/// Connection `c` of `conns` (the interpreter's), taken from the event ring or a chase slot,
+/// without a bounds check.
+///
+/// # Safety
+///
+/// `c` came out of the event ring or a chase slot of the [`Core`] that owns `conns`. Every
+/// index there was put there by [`Core::enqueue`] or [`Core::chase`] right after it indexed
+/// `conns` with a bounds check (a push, a pull, a close on `c`; a decoded event put back), or
+/// moved there from a chase slot; `conns` is never shrunk once the interpreter is built. So
+/// `c < conns.len()`.
+#[inline(always)]
+pub(super) unsafe fn queued_conn(conns: &mut [Conn], c: u32) -> &mut Conn {
+    debug_assert!((c as usize) < conns.len());
+    // SAFETY: `c < conns.len()`, per the function's contract.
+    unsafe { conns.get_unchecked_mut(c as usize) }
+}
+
 impl Core {
     #[inline]
     pub(super) fn enqueue(&mut self, c: u32) {
