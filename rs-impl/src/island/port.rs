@@ -46,6 +46,7 @@ impl GraphId {
     pub(crate) fn next() -> GraphId {
         // Numbering only, not synchronisation (so the standard atomic, not the loom facade's,
         // which cannot be a static): every builder gets a distinct value.
+        #[allow(clippy::disallowed_types)]
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         GraphId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
