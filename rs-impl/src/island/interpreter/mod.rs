@@ -52,10 +52,11 @@
 //! | and the segment's "ending" and "done" in one byte (one test in the hot handlers), "did that push fill the out-port?" answered by the chase slot (a push waiting there has not been processed, so its port is full: one load, where asking the port again cost a bounds check and a state check), and the iterator's one-element pump writing its read-ahead straight back (`IterEntry::pump_one`) | 329 |
 //! | and no bounds check where the event loop takes a connection from the queue or a chase slot (every index there was bounds-checked when it went in; `unsafe`, in `queued_conn`) | 316 |
 //! | and port handles that carry their graph's number ([`GraphId`](super::port::GraphId)): a push or a grab compares it once, in place of a bounds check and a `TypeId` comparison | 304 |
+//! | and connections aligned to 64 bytes (below: more instructions, less time) | 313 |
 //!
-//! At five identity stages, for the last four rows: 1,001, 924, 885 and 848 now; at ten:
+//! At five identity stages, for the last five rows: 1,001, 924, 885, 848 and 877; at ten:
 //! 2,022 at first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, then
-//! 1,667, 1,596 and 1,529 now (136 per added hop, from 162). The fused paths that share the segment code
+//! 1,667, 1,596, 1,529 and 1,583 now (140 per added hop, from 162). The fused paths that share the segment code
 //! did not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at ten, before
 //! and after). Tried and not kept: `Ctx` as a transparent wrapper of the interpreter's core
 //! (a handler gets the core's pointer, no context built per event: 303 at k = 1 but 863 and
@@ -74,8 +75,15 @@
 //! waits on (the chase slot, then the connection, then the owner's entry, then the indirect
 //! call; the next handler's loads), which a wide core did in parallel already: the time per
 //! event follows that chain, not the instruction count.
+//! Hence the last row: a connection of 56 bytes was found by a multiplication of its index
+//! (three cycles, twice per event on that chain: in the loop and in the handler); aligned to
+//! 64 it is found by a shift (one cycle), at the price of a register copy beside each shift
+//! (+9 instructions per element at one stage, +54 at ten). Timed against the row before (11
+//! runs each, alternated, same conditions): +8 % (wall clock; CPU time +8 %) at one stage and
+//! +5 % (CPU time +3 %) at ten, the best runs +6 % and +5 % — the one change here that the
+//! clock shows beyond its noise.
 //!
-//! Where the 304 go: the iterator source's `on_pull` about 79 (its prologue and epilogue 16,
+//! Where the 304 of the row before the alignment go: the iterator source's `on_pull` about 79 (its prologue and epilogue 16,
 //! the port's state, the iterator's read-ahead, the push with its state check and graph
 //! check, the chase), the identity stage's `on_push` 63 (a grab and a push, each a graph
 //! check and a state check, the grab's `Option` take, the operator contract's state, the
