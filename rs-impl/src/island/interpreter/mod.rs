@@ -54,53 +54,62 @@
 //! | and port handles that carry their graph's number ([`GraphId`](super::port::GraphId)): a push or a grab compares it once, in place of a bounds check and a `TypeId` comparison | 304 |
 //! | and connections aligned to 64 bytes (below: more instructions, less time) | 313 |
 //!
-//! At five identity stages, for the last five rows: 1,001, 924, 885, 848 and 877; at ten:
-//! 2,022 at first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, then
-//! 1,667, 1,596, 1,529 and 1,583 now (140 per added hop, from 162). The fused paths that share the segment code
-//! did not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at ten, before
-//! and after). Tried and not kept: `Ctx` as a transparent wrapper of the interpreter's core
-//! (a handler gets the core's pointer, no context built per event: 303 at k = 1 but 863 and
-//! 1,562 at five and ten — the handlers then reload more), and the rare paths of the
-//! segment's `on_pull` out of line (to shrink the iterator source's prologue, which saves
-//! and restores six registers: 319, the prologue stayed).
+//! At five identity stages, for the last five rows: 1,001, 924, 885, 848 and 877; at ten: 2,022 at
+//! first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, then 1,667, 1,596,
+//! 1,529 and 1,583 now (140 per added hop, from 162). The fused paths that share the segment code
+//! did not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at ten, before and
+//! after). Tried and not kept: `Ctx` as a transparent wrapper of the interpreter's core (a handler
+//! gets the core's pointer, no context built per event: 303 at k = 1 but 863 and 1,562 at five and
+//! ten — the handlers then reload more), and the rare paths of the segment's `on_pull` out of line
+//! (to shrink the iterator source's prologue, which saves and restores six registers: 319, the
+//! prologue stayed).
 //!
-//! In time the cut is much smaller than in instructions. Timed against the code before it
-//! (`interp_prof interpreter K N`, the two binaries alternated 15 times each under the bench
-//! lock, 2026-12-03, on the 2-core machine with another build running beside: load 5), the
-//! medians of the two series moved by +3 % and +12 % (wall clock; +3 % by CPU time) at one
-//! stage, by −3 % and +8 % (CPU time: +3 %, +8 %) at five, and by +3 % and +6 % (CPU time: 0 %,
-//! −1 %) at ten, and the best runs by +2 % to +9 %: about 24 to 33 M elements per second at
-//! one stage for both, the noise as large as the effect. What was taken out — bounds
-//! checks, `TypeId` comparisons, a second look at a port — is work beside the chain each event
-//! waits on (the chase slot, then the connection, then the owner's entry, then the indirect
-//! call; the next handler's loads), which a wide core did in parallel already: the time per
-//! event follows that chain, not the instruction count.
+//! In time the cut is much smaller than in instructions. Timed against the code before
+//! these rows (`interp_prof interpreter K N`, the two binaries alternated 30 times each under
+//! the bench lock, 2026-12-03, on the 2-core machine with another helper's builds beside: load
+//! 3 to 5), in M elements per second, median (best):
+//!
+//! | stages | before | now | median, by CPU time |
+//! |---|---|---|---|
+//! | 1 | 28.4 (33.2) | 29.4 (36.5) | +6 % |
+//! | 5 | 9.6 (10.7) | 10.1 (12.2) | +11 % |
+//! | 10 | 4.8 (5.9) | 5.4 (6.4) | +11 % |
+//!
+//! (under that load the noise is as large as a few per cent). Before the last row, the first
+//! series (15 runs each) moved the medians by −3 % to +12 %: what those rows took out — bounds
+//! checks, `TypeId` comparisons, a second look at a port — is work beside the chain of loads
+//! each event waits on (the chase slot, then the connection, then the owner's entry, then the
+//! stage and the indirect call; then the handler's port, its connection and its state), which a
+//! wide core did in parallel already: the time per event follows that chain, not the
+//! instruction count.
 //! Hence the last row: a connection of 56 bytes was found by a multiplication of its index
 //! (three cycles, twice per event on that chain: in the loop and in the handler); aligned to
 //! 64 it is found by a shift (one cycle), at the price of a register copy beside each shift
 //! (+9 instructions per element at one stage, +54 at ten). Timed against the row before (11
 //! runs each, alternated, same conditions): +8 % (wall clock; CPU time +8 %) at one stage and
 //! +5 % (CPU time +3 %) at ten, the best runs +6 % and +5 % — the one change here that the
-//! clock shows beyond its noise.
+//! clock shows beyond its noise. Issue 24 asks for 60 M elements per second at one stage:
+//! with about 30 (37 at best) on this machine, this shape is not there.
 //!
-//! Where the 304 of the row before the alignment go: the iterator source's `on_pull` about 79 (its prologue and epilogue 16,
-//! the port's state, the iterator's read-ahead, the push with its state check and graph
-//! check, the chase), the identity stage's `on_push` 63 (a grab and a push, each a graph
-//! check and a state check, the grab's `Option` take, the operator contract's state, the
-//! chase slot's answer, and a prologue of five registers) and `on_pull` 30 (the segment's
-//! state, then the pull: a bounds check — a pull touches no element, so the plain bounds
-//! check is as cheap as the graph check — and the chase), the benchmark's sink 46, and the
-//! event loop 86: about 17 per chased push and 21 per chased pull (the chase slots, the
-//! connection's state transition, the owner's pointer through the connection's dispatch
-//! entry, one indirect `dyn Stage` call that is not inlined, the finalisation gate) and about
-//! 56 per dequeued one (one event in 17).
+//! Where the 304 of the row before the alignment go: the iterator source's `on_pull` about 79 (its
+//! prologue and epilogue 16, the port's state, the iterator's read-ahead, the push with its state
+//! check and graph check, the chase), the identity stage's `on_push` 63 (a grab and a push, each a
+//! graph check and a state check, the grab's `Option` take, the operator contract's state, the
+//! chase slot's answer, and a prologue of five registers) and `on_pull` 30 (the segment's state,
+//! then the pull: a bounds check — a pull touches no element, so the plain bounds check is as cheap
+//! as the graph check — and the chase), the benchmark's sink 46, and the event loop 86: about 17
+//! per chased push and 21 per chased pull (the chase slots, the connection's state transition, the
+//! owner's pointer through the connection's dispatch entry, one indirect `dyn Stage` call that is
+//! not inlined, the finalisation gate) and about 56 per dequeued one (one event in 17).
 //! None of them dominates: a hop between two interpreter stages costs four handler calls and
 //! their port checks, which is why a fused segment — a chain of direct calls with no event
 //! between operators, about 2 ns per added hop — is the way to make a flow cheap (the same
 //! element through `Flow::from_iter(..).identity()` into `for_each`, one segment: 45
 //! instructions, `interp_prof flow 1 N`). Going much below this with a stage per hop would
-//! take fewer events per element (this shape needs four: Pekko's), not cheaper ones: what
-//! each event does is close to what the port rules ask for.
+//! take fewer events per element (this shape needs four: Pekko's), or a shorter chain of
+//! loads per event (the owner's entry is one link of it: copies of the stage pointers in the
+//! connection would cut it, but make the connections name the stage type), not fewer
+//! instructions: what each event checks is close to what the port rules ask for.
 //! The hand-written stages of the first interpreter (before the flow's parts became
 //! segments) did the same work in fewer checks; the segment keeps one operator contract for
 //! every part, which is what its state flags pay for.
