@@ -54,15 +54,15 @@
 //! | and port handles that carry their graph's number ([`GraphId`](super::port::GraphId)): a push or a grab compares it once, in place of a bounds check and a `TypeId` comparison | 304 |
 //! | and connections aligned to 64 bytes (below: more instructions, less time) | 313 |
 //!
-//! At five identity stages, for the last five rows: 1,001, 924, 885, 848 and 877; at ten: 2,022 at
-//! first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, then 1,667, 1,596,
-//! 1,529 and 1,583 now (140 per added hop, from 162). The fused paths that share the segment code
-//! did not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at ten, before and
-//! after). Tried and not kept: `Ctx` as a transparent wrapper of the interpreter's core (a handler
-//! gets the core's pointer, no context built per event: 303 at k = 1 but 863 and 1,562 at five and
-//! ten — the handlers then reload more), and the rare paths of the segment's `on_pull` out of line
-//! (to shrink the iterator source's prologue, which saves and restores six registers: 319, the
-//! prologue stayed).
+//! At five identity stages, for the last five rows: 1,001, 924, 885, 848 and 877; at ten: 2,022
+//! at first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, then 1,667,
+//! 1,596, 1,529 and 1,583 now (140 per added hop, from 162). The fused paths that share the
+//! segment code did not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at
+//! ten, before and after). Tried and not kept: `Ctx` as a transparent wrapper of the
+//! interpreter's core (a handler gets the core's pointer, no context built per event: 303 at k
+//! = 1 but 863 and 1,562 at five and ten — the handlers then reload more), and the rare paths
+//! of the segment's `on_pull` out of line (to shrink the iterator source's prologue, which
+//! saves and restores six registers: 319, the prologue stayed).
 //!
 //! In time the cut is much smaller than in instructions. Timed against the code before
 //! these rows (`interp_prof interpreter K N`, the two binaries alternated 30 times each under
@@ -91,16 +91,17 @@
 //! clock shows beyond its noise. Issue 24 asks for 60 M elements per second at one stage:
 //! with about 30 (37 at best) on this machine, this shape is not there.
 //!
-//! Where the 304 of the row before the alignment go: the iterator source's `on_pull` about 79 (its
-//! prologue and epilogue 16, the port's state, the iterator's read-ahead, the push with its state
-//! check and graph check, the chase), the identity stage's `on_push` 63 (a grab and a push, each a
-//! graph check and a state check, the grab's `Option` take, the operator contract's state, the
-//! chase slot's answer, and a prologue of five registers) and `on_pull` 30 (the segment's state,
-//! then the pull: a bounds check — a pull touches no element, so the plain bounds check is as cheap
-//! as the graph check — and the chase), the benchmark's sink 46, and the event loop 86: about 17
-//! per chased push and 21 per chased pull (the chase slots, the connection's state transition, the
-//! owner's pointer through the connection's dispatch entry, one indirect `dyn Stage` call that is
-//! not inlined, the finalisation gate) and about 56 per dequeued one (one event in 17).
+//! Where the 304 of the row before the alignment go: the iterator source's `on_pull` about 79
+//! (its prologue and epilogue 16, the port's state, the iterator's read-ahead, the push with
+//! its state check and graph check, the chase), the identity stage's `on_push` 63 (a grab and a
+//! push, each a graph check and a state check, the grab's `Option` take, the operator
+//! contract's state, the chase slot's answer, and a prologue of five registers) and `on_pull`
+//! 30 (the segment's state, then the pull: a bounds check — a pull touches no element, so the
+//! plain bounds check is as cheap as the graph check — and the chase), the benchmark's sink 46,
+//! and the event loop 86: about 17 per chased push and 21 per chased pull (the chase slots, the
+//! connection's state transition, the owner's pointer through the connection's dispatch entry,
+//! one indirect `dyn Stage` call that is not inlined, the finalisation gate) and about 56 per
+//! dequeued one (one event in 17).
 //! None of them dominates: a hop between two interpreter stages costs four handler calls and
 //! their port checks, which is why a fused segment — a chain of direct calls with no event
 //! between operators, about 2 ns per added hop — is the way to make a flow cheap (the same
