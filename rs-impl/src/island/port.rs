@@ -27,38 +27,10 @@ impl PortId {
     }
 }
 
-/// The graph a port handle belongs to: a number that no other
-/// [`GraphBuilder`](crate::island::GraphBuilder) of the process gets (a 64-bit counter: it does
-/// not wrap).
-///
-/// A handle is made only by the builder of its graph, for one of its connections and with that
-/// connection's element type ([`GraphBuilder::connection`](crate::island::GraphBuilder::connection),
-/// and the type-checked [`inlet`](crate::island::GraphBuilder::inlet) and
-/// [`outlet`](crate::island::GraphBuilder::outlet)); the interpreter built from it keeps every
-/// connection, in order. So a handle whose graph is the interpreter's names an existing
-/// connection of the handle's type: the typed port accesses check the graph, once, in place of
-/// a bounds check and a `TypeId` comparison (measured in the interpreter's module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct GraphId(pub(crate) u64);
-
-impl GraphId {
-    /// A graph number never handed out before.
-    pub(crate) fn next() -> GraphId {
-        // Numbering only, not synchronisation (so the standard atomic, not the loom facade's,
-        // which cannot be a static): every builder gets a distinct value.
-        #[allow(clippy::disallowed_types)]
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        GraphId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-    }
-}
-
 /// The receiving end of one connection, typed by its elements. Held by the stage that owns
 /// it; cheap to copy.
 pub struct Inlet<T> {
     pub(crate) id: u32,
-    /// The graph whose builder made this handle (only a builder makes handles: see
-    /// [`GraphId`]).
-    pub(crate) graph: GraphId,
     pub(crate) _t: PhantomData<fn() -> T>,
 }
 
@@ -66,8 +38,6 @@ pub struct Inlet<T> {
 /// cheap to copy.
 pub struct Outlet<T> {
     pub(crate) id: u32,
-    /// As for [`Inlet`].
-    pub(crate) graph: GraphId,
     pub(crate) _t: PhantomData<fn() -> T>,
 }
 
@@ -81,7 +51,7 @@ macro_rules! port_impls {
         impl<T> Copy for $name<T> {}
         impl<T> PartialEq for $name<T> {
             fn eq(&self, other: &Self) -> bool {
-                self.id == other.id && self.graph == other.graph
+                self.id == other.id
             }
         }
         impl<T> Eq for $name<T> {}

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::super::mailbox::Mailbox;
-use super::super::port::{GraphId, Inlet, Outlet, PortId, Ports};
+use super::super::port::{Inlet, Outlet, PortId, Ports};
 use super::super::stage::Stage;
 use super::core::{
     clear_slot, free_slot, Conn, Core, Dispatch, DropSlot, SlotOps, Stats, IN_READY, NO_EVENT,
@@ -99,8 +99,6 @@ pub struct GraphBuilder {
     pub(super) port_start: Vec<u32>,
     pub(super) port_list: Vec<u32>,
     pub(super) error: Option<BuildError>,
-    /// This graph's number, in every handle it makes.
-    pub(super) graph: GraphId,
 }
 
 impl fmt::Debug for GraphBuilder {
@@ -138,7 +136,6 @@ impl GraphBuilder {
             port_start: vec![0],
             port_list: Vec::new(),
             error: None,
-            graph: GraphId::next(),
         }
     }
 
@@ -172,12 +169,10 @@ impl GraphBuilder {
         (
             Outlet {
                 id,
-                graph: self.graph,
                 _t: PhantomData,
             },
             Inlet {
                 id,
-                graph: self.graph,
                 _t: PhantomData,
             },
         )
@@ -201,7 +196,6 @@ impl GraphBuilder {
         self.check_type::<T>(id.0)?;
         Ok(Inlet {
             id: id.0,
-            graph: self.graph,
             _t: PhantomData,
         })
     }
@@ -223,7 +217,6 @@ impl GraphBuilder {
         self.check_type::<T>(id.0)?;
         Ok(Outlet {
             id: id.0,
-            graph: self.graph,
             _t: PhantomData,
         })
     }
@@ -394,7 +387,6 @@ impl GraphBuilder {
             names,
             park_hooks: Vec::new(),
             hooked: vec![false; stages],
-            graph: self.graph,
         };
         Ok(Interpreter {
             logics,

@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use rs_api::Error;
 
 use super::super::mailbox::{Mailbox, Notifier};
-use super::super::port::{GraphId, Inlet, Outlet};
+use super::super::port::{Inlet, Outlet};
 use super::super::IslandError;
 use crate::loom::sync::Arc;
 use crate::panics as report;
@@ -48,10 +48,7 @@ pub(super) struct Conn {
     pub(super) in_owner: u32,
     /// The stage owning the out-port; `NO_STAGE` until a stage declares it.
     pub(super) out_owner: u32,
-    /// The element type's id: checked where a handle is re-typed
-    /// ([`GraphBuilder::inlet`](crate::island::GraphBuilder::inlet)) and by the cold typed
-    /// accesses ([`Core::slot`]); the hot ones ([`Ctx::push`], [`Ctx::try_grab`]) check the
-    /// handle's graph instead (see [`GraphId`]).
+    /// The element type's id; checked on every typed access to `slot`.
     pub(super) type_id: TypeId,
     /// The connection's `Option<T>`, from `Box::into_raw`; freed by `SlotOps::free`.
     pub(super) slot: NonNull<()>,
@@ -149,9 +146,6 @@ pub(crate) struct Core {
     pub(crate) mailbox: Arc<Mailbox>,
     pub(super) stats: Stats,
     pub(super) names: Vec<&'static str>,
-    /// The graph this interpreter was built from: the typed accesses take a handle of this
-    /// graph only (see [`GraphId`]).
-    pub(super) graph: GraphId,
     /// Stages whose [`Stage::on_park`](crate::island::Stage::on_park) runs when the island's run ends, in registration order.
     pub(super) park_hooks: Vec<u32>,
     /// Per stage: in `park_hooks`.
@@ -217,48 +211,10 @@ pub(super) fn pull_refused(c: u32, st: u32) {
     }
 }
 
-/// The cold half of [`Ctx::push`]: drop the element silently when downstream cancelled (not
-/// yet decoded), fail the stage otherwise.
-#[cold]
-#[inline(never)]
-pub(super) fn push_refused(c: u32, st: u32) {
-    if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == (OUT_READY | IN_CLOSED) {
-        return;
-    }
-    if st & OUT_CLOSED != 0 {
-        misuse("push", c, "the port is closed");
-    }
-    misuse("push", c, "pushed twice, or before downstream pulled");
-}
-
-/// A typed access with a handle of another graph (see [`GraphId`]).
-#[cold]
-#[inline(never)]
-pub(super) fn foreign_port(op: &'static str, port: u32) -> ! {
-    misuse(op, port, "the port belongs to another graph")
-}
-
 #[cold]
 #[inline(never)]
 pub(super) fn misuse(op: &'static str, port: u32, reason: &'static str) -> ! {
     std::panic::panic_any(IslandError::PortMisuse { op, port, reason })
-}
-
-/// Connection `c` of `conns` (the interpreter's), taken from the event ring or a chase slot,
-/// without a bounds check.
-///
-/// # Safety
-///
-/// `c` came out of the event ring or a chase slot of the [`Core`] that owns `conns`. Every
-/// index there was put there by [`Core::enqueue`] or [`Core::chase`] right after it indexed
-/// `conns` with a bounds check (a push, a pull, a close on `c`; a decoded event put back), or
-/// moved there from a chase slot; `conns` is never shrunk once the interpreter is built. So
-/// `c < conns.len()`.
-#[inline(always)]
-pub(super) unsafe fn queued_conn(conns: &mut [Conn], c: u32) -> &mut Conn {
-    debug_assert!((c as usize) < conns.len());
-    // SAFETY: `c < conns.len()`, per the function's contract.
-    unsafe { conns.get_unchecked_mut(c as usize) }
 }
 
 impl Core {
@@ -452,30 +408,42 @@ impl<'a> Ctx<'a> {
     /// # Panics
     ///
     /// With [`IslandError::PortMisuse`] (which fails the stage) when the port was not pulled,
-    /// is closed, or belongs to another graph.
+    /// is closed, or carries another type.
     #[inline]
     pub fn push<T: 'static>(&mut self, outlet: Outlet<T>, elem: T) {
         let c = outlet.id;
-        if outlet.graph != self.core.graph {
-            foreign_port("push", c);
-        }
-        // SAFETY: the handle belongs to this interpreter's graph (just checked), so it names
-        // one of its connections (see `GraphId`): `c < conns.len()`.
-        let conn = unsafe { self.core.conns.get_unchecked_mut(c as usize) };
+        let conn = &mut self.core.conns[c as usize];
         let st = conn.state;
-        if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == OUT_READY {
+        if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == OUT_READY
+            && conn.type_id == TypeId::of::<T>()
+        {
             // SAFETY: `conn.slot` came from `Box::<Option<U>>::into_raw` in
-            // `GraphBuilder::connection::<U>` and lives until `Core` is dropped. The handle
-            // `Outlet<T>` belongs to this graph (checked above), whose builder made it for this
-            // connection with its element type (`connection::<U>`, or `outlet::<T>` after
-            // checking `TypeId::of::<T>()` against the connection's): `U == T`. No other
-            // reference to the slot exists while this write runs (`&mut self`).
+            // `GraphBuilder::connection::<U>` and lives until `Core` is dropped; `type_id` is
+            // `TypeId::of::<U>()`, just checked equal to `TypeId::of::<T>()`, so `U == T`. No
+            // other reference to the slot exists while this write runs (`&mut self`).
             unsafe { *conn.slot.cast::<Option<T>>().as_ptr() = Some(elem) };
             conn.state = st ^ PUSH_START;
             self.core.chase::<true>(c);
         } else {
-            push_refused(c, st);
+            self.push_refused(c, st, TypeId::of::<T>());
         }
+    }
+
+    /// The cold half of [`push`](Self::push): drop the element silently when downstream
+    /// cancelled (not yet decoded), fail the stage otherwise.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn push_refused(&mut self, c: u32, st: u32, ty: TypeId) {
+        if self.core.conns[c as usize].type_id != ty {
+            misuse("push", c, "the port carries another element type");
+        }
+        if st & (OUT_READY | OUT_CLOSED | IN_CLOSED) == (OUT_READY | IN_CLOSED) {
+            return;
+        }
+        if st & OUT_CLOSED != 0 {
+            misuse("push", c, "the port is closed");
+        }
+        misuse("push", c, "pushed twice, or before downstream pulled");
     }
 
     /// Whether the push just made on connection `id` waits in the chase slot: then that
@@ -542,21 +510,19 @@ impl<'a> Ctx<'a> {
     ///
     /// # Panics
     ///
-    /// With [`IslandError::PortMisuse`] when the port belongs to another graph.
+    /// With [`IslandError::PortMisuse`] when the port carries another type.
     #[inline]
     pub fn try_grab<T: 'static>(&mut self, inlet: Inlet<T>) -> Option<T> {
         let c = inlet.id;
-        if inlet.graph != self.core.graph {
-            foreign_port("grab", c);
-        }
-        // SAFETY: as in `push`: a handle of this graph names one of its connections.
-        let conn = unsafe { self.core.conns.get_unchecked(c as usize) };
+        let conn = &self.core.conns[c as usize];
         if conn.state & IN_READY == 0 {
             return None;
         }
-        // SAFETY: as in `push`: the slot is a live `Option<T>` (the handle, of this graph, was
-        // made with the connection's element type), and no other reference to it exists
-        // while we take from it (`&mut self`).
+        if conn.type_id != TypeId::of::<T>() {
+            misuse("grab", c, "the port carries another element type");
+        }
+        // SAFETY: as in `Core::slot`: the slot is a live `Option<T>` (type checked just
+        // above), and no other reference to it exists while we take from it (`&mut self`).
         unsafe { (*conn.slot.cast::<Option<T>>().as_ptr()).take() }
     }
 

@@ -50,48 +50,61 @@
 //! | and no stall check after the iterator source's one-element pump (its pump reports the end with the last element, so the check could only say "wait") | 369 |
 //! | and the dispatch entry in the connection (a pointer to each owner's entry in the stage table: one bounds check per event, where a table of copies beside the connections cost two bounds checks and two base loads) | 349 (353 on the compiler of 2026-12-03) |
 //! | and the segment's "ending" and "done" in one byte (one test in the hot handlers), "did that push fill the out-port?" answered by the chase slot (a push waiting there has not been processed, so its port is full: one load, where asking the port again cost a bounds check and a state check), and the iterator's one-element pump writing its read-ahead straight back (`IterEntry::pump_one`) | 329 |
-//! | and no bounds check where the event loop takes a connection from the queue or a chase slot (every index there was bounds-checked when it went in; `unsafe`, in `queued_conn`) | 316 |
-//! | and port handles that carry their graph's number ([`GraphId`](super::port::GraphId)): a push or a grab compares it once, in place of a bounds check and a `TypeId` comparison | 304 |
-//! | and connections aligned to 64 bytes (below: more instructions, less time) | 313 |
+//! | and connections aligned to 64 bytes (below: more instructions, less time) | **338** |
 //!
-//! At five identity stages, for the last five rows: 1,001, 924, 885, 848 and 877; at ten: 2,022
-//! at first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, then 1,667,
-//! 1,596, 1,529 and 1,583 now (140 per added hop, from 162). The fused paths that share the
-//! segment code did not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at
-//! ten, before and after). Tried and not kept: `Ctx` as a transparent wrapper of the
-//! interpreter's core (a handler gets the core's pointer, no context built per event: 303 at k
-//! = 1 but 863 and 1,562 at five and ten — the handlers then reload more), and the rare paths
-//! of the segment's `on_pull` out of line (to shrink the iterator source's prologue, which
-//! saves and restores six registers: 319, the prologue stayed).
+//! At five identity stages: 1,001 before the last two rows, then 924, and 952 now; at ten:
+//! 2,022 at first, 1,932 with the one chase loop, 1,808 (1,812) with the dispatch entry, 1,667,
+//! and 1,720 now (152 per added hop, from 162). The fused paths that share the segment code did
+//! not move (`interp_prof flow 1 N` and `user-op`: 44.6 at one hop, 63.7 at ten, before and
+//! after).
 //!
-//! In time the cut is much smaller than in instructions. Timed against the code before
-//! these rows (`interp_prof interpreter K N`, the two binaries alternated 30 times each under
-//! the bench lock, 2026-12-03, on the 2-core machine with another helper's builds beside: load
-//! 3 to 5), in M elements per second, median (best):
+//! Tried and not kept:
+//! * no bounds check where the event loop takes a connection from the queue or a chase slot
+//!   (every index there was bounds-checked when it went in; `get_unchecked` behind an `unsafe
+//!   fn`): 329 → 316 at one stage, 1,667 → 1,596 at ten;
+//! * port handles that carry their graph's number (a 64-bit id per builder), so that a push or
+//!   a grab compares it once in place of a bounds check and a `TypeId` comparison and then
+//!   reaches the connection unchecked: 316 → 304, 1,596 → 1,529 (the handles grew from 4 to
+//!   16 bytes);
 //!
-//! | stages | before | now | median, by CPU time |
+//!   together 25 instructions per element at one stage (7 %), but `unsafe` that the clock did
+//!   not show paying: timed against the code before them they moved the medians by −3 % to
+//!   +12 %, inside this machine's noise (see below), so they were taken out again (the
+//!   project's rule: unsafe only where a benchmark shows it pays);
+//! * `Ctx` as a transparent wrapper of the interpreter's core (a handler gets the core's
+//!   pointer, no context built per event): 303 at k = 1 (with the two above) but 863 and
+//!   1,562 at five and ten — the handlers then reload more;
+//! * the rare paths of the segment's `on_pull` out of line (to shrink the iterator source's
+//!   prologue, which saves and restores six registers): 319, the prologue stayed.
+//!
+//! In time the cut is smaller than in instructions. The code of this table's last two rows
+//! against the code before them (`interp_prof interpreter K N`, 20 M elements ÷ K per run, the
+//! two binaries alternated 8 times each under the bench lock, 2026-12-03 20:26Z, on the
+//! 2-core machine with one other helper's work beside: load 3.5), in M elements per second,
+//! median (best):
+//!
+//! | stages | before | now | medians |
 //! |---|---|---|---|
-//! | 1 | 28.4 (33.2) | 29.4 (36.5) | +6 % |
-//! | 5 | 9.6 (10.7) | 10.1 (12.2) | +11 % |
-//! | 10 | 4.8 (5.9) | 5.4 (6.4) | +11 % |
+//! | 1 | 30.4 (33.3) | 34.7 (36.3) | +14 % |
+//! | 5 | 9.4 (10.7) | 11.8 (12.2) | +25 % |
+//! | 10 | 5.5 (6.0) | 6.2 (6.5) | +13 % |
 //!
-//! (under that load the noise is as large as a few per cent). Before the last row, the first
-//! series (15 runs each) moved the medians by −3 % to +12 %: what those rows took out — bounds
-//! checks, `TypeId` comparisons, a second look at a port — is work beside the chain of loads
-//! each event waits on (the chase slot, then the connection, then the owner's entry, then the
-//! stage and the indirect call; then the handler's port, its connection and its state), which a
-//! wide core did in parallel already: the time per event follows that chain, not the
-//! instruction count.
+//! The rows that took out work beside the chain of loads each event waits on (bounds checks,
+//! `TypeId` comparisons, a second look at a port) moved the clock far less than their
+//! instruction counts: a wide core did that work in parallel already. The time per event
+//! follows the chain — the chase slot, then the connection, then the owner's entry, then the
+//! stage and the indirect call; then the handler's port, its connection and its state.
 //! Hence the last row: a connection of 56 bytes was found by a multiplication of its index
 //! (three cycles, twice per event on that chain: in the loop and in the handler); aligned to
 //! 64 it is found by a shift (one cycle), at the price of a register copy beside each shift
 //! (+9 instructions per element at one stage, +54 at ten). Timed against the row before (11
-//! runs each, alternated, same conditions): +8 % (wall clock; CPU time +8 %) at one stage and
-//! +5 % (CPU time +3 %) at ten, the best runs +6 % and +5 % — the one change here that the
+//! runs each, alternated): +8 % at one stage and +5 % at ten — the one change here that the
 //! clock shows beyond its noise. Issue 24 asks for 60 M elements per second at one stage:
-//! with about 30 (37 at best) on this machine, this shape is not there.
+//! with about 35 (36 at best) on this machine, this shape is not there.
 //!
-//! Where the 304 of the row before the alignment go: the iterator source's `on_pull` about 79
+//! Where the instructions go (counted with the two unsafe rows in, 304 before the alignment;
+//! without them each push and grab costs its bounds check and `TypeId` comparison again, in
+//! place of the graph check named here): the iterator source's `on_pull` about 79
 //! (its prologue and epilogue 16, the port's state, the iterator's read-ahead, the push with
 //! its state check and graph check, the chase), the identity stage's `on_push` 63 (a grab and a
 //! push, each a graph check and a state check, the grab's `Option` take, the operator

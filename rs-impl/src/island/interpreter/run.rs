@@ -11,8 +11,8 @@ use super::super::mailbox::Mailbox;
 use super::super::port::{PortId, RunEnd};
 use super::super::IslandError;
 use super::core::{
-    queued_conn, Core, Ctx, Stats, CHASE_LIMIT, IN_CLOSED, IN_FAILED, NO_EVENT, OUTLET_BIT,
-    OUT_CLOSED, PULLING, PULL_END, PUSHING, PUSH_END,
+    Core, Ctx, Stats, CHASE_LIMIT, IN_CLOSED, IN_FAILED, NO_EVENT, OUTLET_BIT, OUT_CLOSED, PULLING,
+    PULL_END, PUSHING, PUSH_END,
 };
 use super::table::Stages;
 use crate::loom::sync::Arc;
@@ -133,8 +133,7 @@ impl Interpreter {
                 CHASE_LIMIT.min(*remaining)
             };
             let granted = self.core.chase_counter;
-            // SAFETY: `c` was just dequeued.
-            unsafe { self.process_event(c) };
+            self.process_event(c);
             self.after_event::<GATED>();
             // One chase loop for both kinds: a push made while chasing a pull (the source
             // answering its downstream's pull) is chased too, instead of going back to the
@@ -144,16 +143,14 @@ impl Interpreter {
                 let c = self.core.chased_push;
                 if c != NO_EVENT {
                     self.core.chased_push = NO_EVENT;
-                    // SAFETY: `c` was taken from the chase slot.
-                    unsafe { self.process_push(c) };
+                    self.process_push(c);
                 } else {
                     let c = self.core.chased_pull;
                     if c == NO_EVENT {
                         break;
                     }
                     self.core.chased_pull = NO_EVENT;
-                    // SAFETY: `c` was taken from the chase slot.
-                    unsafe { self.process_pull(c) };
+                    self.process_pull(c);
                 }
                 self.after_event::<GATED>();
             }
@@ -243,16 +240,9 @@ impl Interpreter {
         }
     }
 
-    /// Runs the push waiting on `c`.
-    ///
-    /// # Safety
-    ///
-    /// `c` was taken from the event ring or the chase slot (its index was checked when it went
-    /// there: see [`queued_conn`]).
     #[inline(always)]
-    pub(super) unsafe fn process_push(&mut self, c: u32) {
-        // SAFETY: `c` comes from the event ring or a chase slot, per the contract.
-        let conn = unsafe { queued_conn(&mut self.core.conns, c) };
+    pub(super) fn process_push(&mut self, c: u32) {
+        let conn = &mut self.core.conns[c as usize];
         conn.state ^= PUSH_END;
         self.core.active = conn.in_owner;
         let dispatch = conn.dispatch;
@@ -267,15 +257,9 @@ impl Interpreter {
         );
     }
 
-    /// Runs the pull waiting on `c`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`process_push`](Self::process_push).
     #[inline(always)]
-    pub(super) unsafe fn process_pull(&mut self, c: u32) {
-        // SAFETY: `c` comes from the event ring or a chase slot, per the contract.
-        let conn = unsafe { queued_conn(&mut self.core.conns, c) };
+    pub(super) fn process_pull(&mut self, c: u32) {
+        let conn = &mut self.core.conns[c as usize];
         conn.state ^= PULL_END;
         self.core.active = conn.out_owner;
         let dispatch = conn.dispatch;
@@ -291,33 +275,21 @@ impl Interpreter {
 
     /// Decodes and runs one dequeued event: PUSH and PULL inline (the hot cases), the rest
     /// out of line.
-    ///
-    /// # Safety
-    ///
-    /// `c` was dequeued from the event ring (see [`queued_conn`]).
     #[inline(always)]
-    pub(super) unsafe fn process_event(&mut self, c: u32) {
-        // SAFETY: `c` was dequeued from the event ring, per the contract.
-        let st = unsafe { queued_conn(&mut self.core.conns, c) }.state;
+    pub(super) fn process_event(&mut self, c: u32) {
+        let st = self.core.conns[c as usize].state;
         if st & (PUSHING | IN_CLOSED | OUT_CLOSED) == PUSHING {
-            // SAFETY: as above.
-            unsafe { self.process_push(c) };
+            self.process_push(c);
         } else if st & (PULLING | OUT_CLOSED | IN_CLOSED) == PULLING {
-            // SAFETY: as above.
-            unsafe { self.process_pull(c) };
+            self.process_pull(c);
         } else {
-            // SAFETY: as above.
-            unsafe { self.process_close(c, st) };
+            self.process_close(c, st);
         }
     }
 
     /// The rest of the decoder: CANCEL, COMPLETE or FAIL, push-then-close.
-    ///
-    /// # Safety
-    ///
-    /// As for [`process_event`](Self::process_event).
     #[inline(never)]
-    pub(super) unsafe fn process_close(&mut self, c: u32, st: u32) {
+    pub(super) fn process_close(&mut self, c: u32, st: u32) {
         if st & (OUT_CLOSED | IN_CLOSED) == IN_CLOSED {
             // CANCEL
             let conn = &mut self.core.conns[c as usize];
@@ -355,8 +327,7 @@ impl Interpreter {
                 }
             } else {
                 // Push then close: the push first, the close after it.
-                // SAFETY: `c` was dequeued, per the contract.
-                unsafe { self.process_push(c) };
+                self.process_push(c);
                 self.core.enqueue(c);
             }
         }
