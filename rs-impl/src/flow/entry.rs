@@ -57,6 +57,12 @@ pub(crate) trait Entry: Send {
     fn batch(&self) -> usize;
     /// Moves up to `n` elements into `exit` (which has room for them).
     fn pump<X: Exit<Self::Item>>(&mut self, cx: &mut Ctx<'_>, exit: &mut X, n: usize) -> Pumped;
+    /// Moves one element into `exit` (which has room for it): `pump(cx, exit, 1)`, which an
+    /// entry may do more directly (a segment answering one pull of its out-port).
+    #[inline(always)]
+    fn pump_one<X: Exit<Self::Item>>(&mut self, cx: &mut Ctx<'_>, exit: &mut X) -> Pumped {
+        self.pump(cx, exit, 1)
+    }
     /// Whether [`pump`](Entry::pump) itself reports the entry's end (with the last element:
     /// an iterator read one ahead), so that [`stalled`](Entry::stalled) after a pump that
     /// [moved](Pumped::Moved) an element always says [`Stall::Wait`] and need not be asked.
@@ -166,6 +172,33 @@ where
             }
         }
         if ahead.cur.is_none() {
+            return Pumped::Complete; // the last element completes the segment
+        }
+        Pumped::Moved
+    }
+
+    /// One element, without `pump`'s run: the element read ahead goes out and the next one
+    /// is read straight into `next` (no local to hold it and put back: for one element that
+    /// cost more than it saved).
+    #[inline]
+    fn pump_one<X: Exit<I::Item>>(&mut self, cx: &mut Ctx<'_>, exit: &mut X) -> Pumped {
+        if !self.started {
+            self.started = true;
+            self.advance();
+        }
+        let Some(iter) = self.iter.as_mut() else {
+            return Pumped::Complete; // cancelled: `next` was dropped with it
+        };
+        let Some(x) = self.next.take() else {
+            return Pumped::Complete;
+        };
+        // Read ahead before the push, as `pump` does (a panic here drops `x`, and `next` stays
+        // empty: the same outcome).
+        self.next = iter.next();
+        if exit.push(cx, x) == Step::Stop {
+            return Pumped::Stopped;
+        }
+        if self.next.is_none() {
             return Pumped::Complete; // the last element completes the segment
         }
         Pumped::Moved

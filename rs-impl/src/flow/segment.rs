@@ -31,6 +31,11 @@ use super::entry::{Entry, Pumped, Stall};
 use super::exit::{Closing, Exit, Step};
 use crate::island::{panic_error, Ctx, Notifier, PortId, Ports, RunEnd, Stage};
 
+/// [`Segment::life`]: no more input (the exit delivers what it holds).
+const ENDING: u8 = 1;
+/// [`Segment::life`]: finished (every port closed).
+const DONE: u8 = 2;
+
 /// The stage of one segment (see the module docs).
 pub(crate) struct Segment<E, X> {
     entry: E,
@@ -39,18 +44,19 @@ pub(crate) struct Segment<E, X> {
     me: Option<Notifier>,
     /// An upstream failure waits for the island's park (out-port exit only).
     failing: bool,
-    /// No more input: the entry ended or was cancelled; the exit delivers what it holds.
-    ending: bool,
-    /// Finished: every port closed, the stage lets go.
-    done: bool,
+    /// Where the segment is in its life, two flags in one byte (so that the hot handlers ask
+    /// "still taking input?" with one test): [`ENDING`] — no more input: the entry ended or
+    /// was cancelled; the exit delivers what it holds — and [`DONE`] — finished: every port
+    /// closed, the stage lets go.
+    life: u8,
     name: &'static str,
 }
 
 impl<E, X> fmt::Debug for Segment<E, X> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Segment")
-            .field("ending", &self.ending)
-            .field("done", &self.done)
+            .field("ending", &(self.life & ENDING != 0))
+            .field("done", &(self.life & DONE != 0))
             .finish_non_exhaustive()
     }
 }
@@ -66,10 +72,21 @@ where
             exit,
             me: None,
             failing: false,
-            ending: false,
-            done: false,
+            life: 0,
             name: "fused operators",
         }
+    }
+
+    /// Finished: every port closed.
+    #[inline(always)]
+    fn done(&self) -> bool {
+        self.life & DONE != 0
+    }
+
+    /// Neither ending nor finished: still taking input (one test of both flags).
+    #[inline(always)]
+    fn live(&self) -> bool {
+        self.life == 0
     }
 
     /// Names the stage (for errors and diagnostics).
@@ -98,11 +115,10 @@ where
     /// Moves elements while the exit has room and the entry has them (at most one batch per
     /// call; then it comes back through its own mailbox).
     fn drive(&mut self, ctx: &mut Ctx<'_>) {
-        if self.done {
-            return;
-        }
-        if self.ending {
-            self.drain(ctx);
+        if !self.live() {
+            if !self.done() {
+                self.drain(ctx);
+            }
             return;
         }
         // Downstream's cancel (or bad request) first: it may have come while there is room.
@@ -189,7 +205,7 @@ where
     /// holds.
     fn input_over(&mut self, ctx: &mut Ctx<'_>) {
         self.entry.cancel();
-        self.ending = true;
+        self.life |= ENDING;
         self.drain(ctx);
     }
 
@@ -209,6 +225,17 @@ where
         }
     }
 
+    /// Whether the exit ends in an out-port that has no room (a push just filled it): the
+    /// chase slot answers first ([`Ctx::push_chased`]: the push is waiting there, so the port
+    /// is full, which `room` would find after a second look at the port), `room` otherwise.
+    #[inline(always)]
+    fn port_full(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        match self.exit.port_id() {
+            Some(id) => ctx.push_chased(id) || self.exit.room(ctx) == 0,
+            None => false,
+        }
+    }
+
     /// Posts to itself: the loop goes on in the island's next round (counted in its budget).
     fn come_back(&mut self, ctx: &mut Ctx<'_>) {
         self.me.get_or_insert_with(|| ctx.notifier()).notify();
@@ -217,7 +244,7 @@ where
     /// Completes the exit (after every element) and finishes once nothing is held.
     fn complete(&mut self, ctx: &mut Ctx<'_>) {
         self.entry.close();
-        self.ending = true;
+        self.life |= ENDING;
         if self.guarded(ctx, |s, ctx| s.exit.complete(ctx)).is_none() {
             return;
         }
@@ -233,7 +260,7 @@ where
 
     /// Fails the exit (or, for an operator that recovers, completes it after what it emits).
     fn fail(&mut self, error: Error, ctx: &mut Ctx<'_>) {
-        self.ending = true;
+        self.life |= ENDING;
         if self
             .guarded(ctx, |s, ctx| s.exit.fail(ctx, error))
             .is_none()
@@ -274,10 +301,10 @@ where
 
     /// Closes every port (failing the out-port with `error`) and lets the stage be finalised.
     fn finish(&mut self, error: Option<Error>, ctx: &mut Ctx<'_>) {
-        if self.done {
+        if self.done() {
             return;
         }
-        self.done = true;
+        self.life |= DONE;
         match error {
             Some(e) => ctx.fail_stage(e),
             None => ctx.complete_stage(),
@@ -331,7 +358,7 @@ where
             return;
         };
         let x = ctx.grab(inlet);
-        if self.done || self.ending {
+        if !self.live() {
             return;
         }
         match self.guarded(ctx, |s, ctx| s.exit.push(ctx, x)) {
@@ -340,7 +367,7 @@ where
             // downstream pulls (`on_pull` drives then): the element per hop costs one push
             // and one pull, as a hand-written stage's does. Anything else — room left (an
             // operator that emitted nothing), or an exit that can close by itself — drives.
-            Some(Step::More) if self.exit.port_id().is_some() && self.exit.room(ctx) == 0 => {}
+            Some(Step::More) if self.port_full(ctx) => {}
             Some(Step::More) => self.drive(ctx),
             Some(Step::Stop) => self.input_over(ctx),
         }
@@ -348,7 +375,7 @@ where
 
     #[inline]
     fn on_pull(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
-        if self.exit.port_id().is_some() && !self.done && !self.ending && !self.exit.has_pending() {
+        if self.exit.port_id().is_some() && self.live() && !self.exit.has_pending() {
             if let Some(inlet) = self.entry.port() {
                 // Between two ports with nothing held back, downstream's pull goes upstream
                 // as it is (what `drive` would do, without its batch loop).
@@ -362,9 +389,9 @@ where
             // its end itself). Anything else — an operator that
             // emitted nothing (room left) — goes on in `drive`.
             if self.exit.room(ctx) > 0 {
-                match self.guarded(ctx, |s, ctx| s.entry.pump(ctx, &mut s.exit, 1)) {
+                match self.guarded(ctx, |s, ctx| s.entry.pump_one(ctx, &mut s.exit)) {
                     None => return,
-                    Some(Pumped::Moved) if self.exit.room(ctx) == 0 => {
+                    Some(Pumped::Moved) if self.port_full(ctx) => {
                         // An entry whose pump reports its end has not ended after `Moved`,
                         // and an exit into a port never closes by itself: nothing to look at.
                         if !E::PUMP_REPORTS_END {
@@ -398,19 +425,19 @@ where
     }
 
     fn on_upstream_finish(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
-        if !self.done && !self.ending {
+        if self.live() {
             self.complete(ctx);
         }
     }
 
     fn on_upstream_failure(&mut self, _: PortId, error: Error, ctx: &mut Ctx<'_>) {
-        if !self.done && !self.ending {
+        if self.live() {
             self.fail(error, ctx);
         }
     }
 
     fn on_downstream_finish(&mut self, _: PortId, ctx: &mut Ctx<'_>) {
-        if !self.done {
+        if !self.done() {
             self.entry.cancel();
             self.exit.stop();
             self.finish(None, ctx);
@@ -418,22 +445,22 @@ where
     }
 
     fn on_park(&mut self, end: RunEnd, ctx: &mut Ctx<'_>) {
-        if end == RunEnd::Park && !self.done && !self.failing && !self.ending {
+        if end == RunEnd::Park && self.live() && !self.failing {
             let wants = self.exit.room(ctx) > 0;
             if wants && self.entry.linger() {
                 self.drive(ctx);
             }
         }
         self.exit.on_park(end);
-        if self.failing && end == RunEnd::Park && !self.done {
+        if self.failing && end == RunEnd::Park && !self.done() {
             self.failing = false;
             self.upstream_failed(ctx);
         }
     }
 
     fn post_stop(&mut self) {
-        if !self.done {
-            self.done = true;
+        if !self.done() {
+            self.life |= DONE;
             self.entry.cancel();
             self.exit.stop();
         }

@@ -36,6 +36,11 @@ pub(super) const NO_STAGE: u32 = u32::MAX;
 pub(crate) const CHASE_LIMIT: u64 = 16;
 
 /// One connection: out-port of `out_owner` to in-port of `in_owner`.
+///
+/// Aligned to 64 bytes (its 56 rounded up): a connection's address is then its index shifted,
+/// not multiplied, on the chain of loads each event waits on (measured in the interpreter's
+/// module docs), and no two connections share a cache line.
+#[repr(align(64))]
 pub(super) struct Conn {
     /// The port-state bitfield (see the module docs).
     pub(super) state: u32,
@@ -439,6 +444,18 @@ impl<'a> Ctx<'a> {
             misuse("push", c, "the port is closed");
         }
         misuse("push", c, "pushed twice, or before downstream pulled");
+    }
+
+    /// Whether the push just made on connection `id` waits in the chase slot: then that
+    /// out-port has no room (a push in the slot has not been processed, so its port is not
+    /// [available](Self::is_available): `PUSHING` is set until then, also when the port is
+    /// closed meanwhile). A cheaper answer than [`is_available`](Self::is_available) for
+    /// "did that push fill the port?" — one load, which the compiler can often answer from
+    /// the chase it just made; `false` tells nothing (the push may have been queued): ask
+    /// `is_available` then.
+    #[inline(always)]
+    pub(crate) fn push_chased(&self, id: u32) -> bool {
+        self.core.chased_push == id
     }
 
     /// Asks upstream of `inlet` for one element; it arrives as `on_push`. A pull on a port whose
