@@ -2,10 +2,17 @@
 //! that are caught up (the **group**), and the subscribers behind (the **lagging**) visited
 //! once per pass.
 //!
-//! Per element written, the group gets it in one loop (a comparison of the element's position
-//! with the member's `stop`, the position where the demand last read runs out; a clone and a
-//! call each; nothing stored per member; one `catch_unwind` for the whole loop, re-entered
-//! after a member that panics) and moves in the ring with one count update. In the steady
+//! Per element written, the group gets it in one loop (a clone and a call each; nothing
+//! compared or stored per member; one `catch_unwind` for the whole loop, re-entered after a
+//! member that panics) and moves in the ring with one count update. The roster keeps
+//! `group_stop`, the nearest of the members' `stop`s (the position where the demand last read
+//! runs out): until an element's position reaches it, and while nobody posted (the inbox's
+//! `pending` flag, which every cancel sets), every member takes the element and nothing needs a
+//! look. The element at `group_stop` (or any element while `pending` is set) goes through the
+//! **checked** loop instead: each member's position is compared with its `stop` (its demand
+//! re-read there), its flags looked at if `pending`, and the next `group_stop` is the nearest
+//! `stop` after it. With demand 1 per `request` every element is at `group_stop`; with
+//! unbounded demand none is. In the steady
 //! state the buffer is empty and every subscriber is in the group: the element then goes
 //! **through**, cloned for all members but the last and moved into the last, and the ring only
 //! counts it ([`Ring::pass_through`](super::ring::Ring::pass_through)), with no slot written or
@@ -114,9 +121,25 @@ macro_rules! hand_to_each_checked {
                 let (item, at, near) = (item, at, nearest);
                 // The flags' look compiled out of the loop when it is not needed.
                 nearest = if check_flags {
-                    checked_run::<_, true>(subs, &mut j, item, at, near, &mut $demand_reads, &mut *$dropouts)
+                    checked_run::<_, true>(
+                        subs,
+                        &mut j,
+                        item,
+                        at,
+                        near,
+                        &mut $demand_reads,
+                        &mut *$dropouts,
+                    )
                 } else {
-                    checked_run::<_, false>(subs, &mut j, item, at, near, &mut $demand_reads, &mut *$dropouts)
+                    checked_run::<_, false>(
+                        subs,
+                        &mut j,
+                        item,
+                        at,
+                        near,
+                        &mut $demand_reads,
+                        &mut *$dropouts,
+                    )
                 };
             }));
             if let Err(p) = run {
@@ -318,14 +341,8 @@ impl<T: Clone + Send + 'static> State<T> {
             hand_to_each!(rest, &x, dropouts);
             Ok(())
         } else {
-            let nearest = hand_to_each_checked!(
-                rest,
-                &x,
-                at,
-                check_flags,
-                counters.demand_reads,
-                dropouts
-            );
+            let nearest =
+                hand_to_each_checked!(rest, &x, at, check_flags, counters.demand_reads, dropouts);
             let r = ready(last, at, check_flags, &mut counters.demand_reads);
             let next = at.wrapping_add(1);
             roster.group_stop = next.wrapping_add(nearest.min(last.stop.wrapping_sub(next)));

@@ -31,8 +31,9 @@ pub(super) enum Set {
 pub(super) struct Sub<T> {
     pub(super) subscriber: BoxSubscriber<T>,
     /// In the group: the position of the element it has no demand for, as far as `limit`
-    /// says (the group's hot loop compares it with each element's position, so that a
-    /// delivery stores nothing per subscriber). Stale elsewhere.
+    /// says (so that a delivery stores nothing per subscriber; the group's checked loop
+    /// compares it with the element's position, and [`Roster::group_stop`] is the nearest of
+    /// the members' `stop`s, before which nothing is compared). Stale elsewhere.
     pub(super) stop: u64,
     /// The demand total last read; re-read only when `emitted` reaches it (in the group:
     /// when the element's position reaches `stop`).
