@@ -79,8 +79,6 @@ macro_rules! hand_to_each {
         while j < subs.len() {
             // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
             let run = catch_unwind(AssertUnwindSafe(|| {
-                // A copy: captured by reference, it would be loaded again after each call.
-                let item = item;
                 let mut k = j;
                 while let Some(sub) = subs.get_mut(k) {
                     j = k;
