@@ -113,37 +113,40 @@ macro_rules! hand_to_each_checked {
         // Whether `nearest` saw every member (a panic loses the run's own minimum).
         let mut exact = true;
         while j < subs.len() {
-            // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
-            let run = catch_unwind(AssertUnwindSafe(|| {
-                // Copies: captured by reference, they would be loaded again after each call.
-                let (item, at, near) = (item, at, nearest);
-                // The flags' look compiled out of the loop when it is not needed.
-                nearest = if check_flags {
+            // A panicking `clone` counts as this subscriber's panic, like its `on_next`. The
+            // flags' look is compiled out of the loop when it is not needed.
+            let run = if check_flags {
+                catch_unwind(AssertUnwindSafe(|| {
                     checked_run::<_, true>(
                         subs,
                         &mut j,
                         item,
                         at,
-                        near,
+                        nearest,
                         &mut $demand_reads,
                         &mut *$dropouts,
                     )
-                } else {
+                }))
+            } else {
+                catch_unwind(AssertUnwindSafe(|| {
                     checked_run::<_, false>(
                         subs,
                         &mut j,
                         item,
                         at,
-                        near,
+                        nearest,
                         &mut $demand_reads,
                         &mut *$dropouts,
                     )
-                };
-            }));
-            if let Err(p) = run {
-                $dropouts.push((j, Dropout::Panicked(p)));
-                j += 1;
-                exact = false;
+                }))
+            };
+            match run {
+                Ok(near) => nearest = near,
+                Err(p) => {
+                    $dropouts.push((j, Dropout::Panicked(p)));
+                    j += 1;
+                    exact = false;
+                }
             }
         }
         if !exact {
