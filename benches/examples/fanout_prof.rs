@@ -4,11 +4,11 @@
 //! (the default): unbounded demand against the closure loop (the ceiling); `r1`: `request(1)`
 //! from inside every `on_next` against `multiqueue2` on one thread (issue 24's peer for it); `burst`:
 //! `blocking_send_all` with unbounded demand against `multiqueue2` on one thread (issue 24's peer for
-//! the burst entry); `ours` / `ceil` / `burst-ours` / `r1-ours` / `mq2`: only the one side, once per round;
-//! `ours-1024` / `burst-ours-1024` / `r1-ours-1024` / `ceil-1024`: the `fanout-1024` scenario's rows
-//! (capacity 1024), one side only, once per round; `bulk-1024` / `burst-1024`: that scenario's
-//! per-element and burst rows against its closure loop (the ceiling), alternately, `r1-1024` its
-//! `request(1)` row against multiqueue2 on one thread; `isl` / `isl-burst` (ours) and
+//! the burst entry); `ours` / `ceil` / `burst-ours` / `r1-ours` / `mq2`: only the one side,
+//! once per round; `ours-1024` / `burst-ours-1024` / `r1-ours-1024` / `ceil-1024`: the
+//! `fanout-1024` scenario's rows (capacity 1024), one side only, once per round; `bulk-1024` /
+//! `burst-1024`: that scenario's per-element and burst rows against its closure loop (the
+//! ceiling), alternately, `r1-1024` its `request(1)` row against multiqueue2 on one thread; `isl` / `isl-burst` (ours) and
 //! `isl-mq2` / `isl-bus` (the peers): the `fanout-islands` scenario's rows, one side only, once per
 //! round (for counting
 //! instructions with callgrind or `perf stat`: run two N and divide the difference by ΔN). Not a

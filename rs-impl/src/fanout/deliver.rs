@@ -12,11 +12,12 @@
 //! **checked** loop instead: each member's position is compared with its `stop` (its demand
 //! re-read there), its flags looked at if `pending`, and the next `group_stop` is the nearest
 //! `stop` after it. With demand 1 per `request` every element is at `group_stop`; with
-//! unbounded demand none is. In the steady
-//! state the buffer is empty and every subscriber is in the group: the element then goes
-//! **through**, cloned for all members but the last and moved into the last, and the ring only
-//! counts it ([`Ring::pass_through`](super::ring::Ring::pass_through)), with no slot written or
-//! reclaimed; if a member does not take it, it goes into the buffer after all.
+//! unbounded demand none is (`mod.rs`, "Cost", has the counts and the timings).
+//!
+//! In the steady state the buffer is empty and every subscriber is in the group: the element
+//! then goes **through**, cloned for all members but the last and moved into the last, and the
+//! ring only counts it ([`Ring::pass_through`](super::ring::Ring::pass_through)), with no slot
+//! written or reclaimed; if a member does not take it, it goes into the buffer after all.
 //!
 //! Each lagging subscriber is visited once per pass: it gets every element its demand allows
 //! (its demand is re-read only when its local `emitted` count reaches the total last read),

@@ -170,8 +170,8 @@
 //!   element, and two copies of the checked loop mostly pay for it (the flags' look compiled
 //!   out of the one taken while `pending` is clear, the position in a register): `fanout_prof
 //!   K N 1 r1-ours` (the previous bullet's count) 82.9 → 81.9 per delivery at 32 subscribers,
-//!   77.0 → 75.2 at 128, but 106.5 → 108.75 at 8 (+2%: the checked loop's set-up, a call out
-//!   of line with its own unwinding guard, is paid per element, over only 8 members).
+//!   77.0 → 75.2 at 128, but 106.5 → 108.75 at 8 (+2%: about 18 instructions more per element
+//!   in the choice of loop and the checked loop's set-up, shared by only 8 members).
 //!
 //!   **Timed** (`fanout_prof K N 21 MODE` under the bench lock, main's binary and this one
 //!   alternately, 11 runs each, 5.12 M deliveries per round; medians of ours' share of the
