@@ -632,6 +632,50 @@ fn late_subscribers_start_at_the_oldest_retained_element() {
     assert_eq!(second.nexts(), vec![1, 2]);
 }
 
+/// The group's loop looks at no member's demand until an element reaches the nearest end of a
+/// member's demand (`deliver.rs`): a member with a little demand among members with unbounded
+/// demand, joining before and after them, requesting again when parked and while in the group,
+/// gets exactly what it requested, through the write-through and through the buffer.
+#[test]
+fn a_member_with_little_demand_among_unbounded_ones_gets_exactly_its_demand() {
+    let (tx, p) = fanout::channel::<u64>(4);
+    let fast = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(fast.clone()));
+    for i in 0..5 {
+        tx.try_send(i).unwrap(); // through, to `fast` alone
+    }
+    let little = Probe::new(2);
+    p.subscribe(Box::new(little.clone())); // joins the group at 5, its demand ending at 7
+    let late = Probe::new(UNBOUNDED);
+    p.subscribe(Box::new(late.clone())); // its own end is far: 7 stays the nearest
+    for i in 5..8 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(little.nexts(), vec![5, 6]); // 7 waits in the buffer: it is parked
+    little.request(1); // gets 7 from the buffer and stays parked
+    assert_eq!(little.nexts(), vec![5, 6, 7]);
+    little.request(3); // joins the group again, its demand ending at 11
+    for i in 8..12 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(little.nexts(), (5..11).collect::<Vec<_>>());
+    little.request(2); // parked, 11 buffered: visited, then in the group until 13
+    for i in 12..15 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(little.nexts(), (5..13).collect::<Vec<_>>());
+    little.request(1); // behind (13 and 14 buffered): visited, gets 13, parked again
+    assert_eq!(little.nexts(), (5..14).collect::<Vec<_>>());
+    little.request(UNBOUNDED); // gets 14, joins the group with its demand ending far away
+    for i in 15..20 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(little.nexts(), (5..20).collect::<Vec<_>>());
+    assert_eq!(fast.nexts(), (0..20).collect::<Vec<_>>());
+    assert_eq!(late.nexts(), (5..20).collect::<Vec<_>>());
+    assert_eq!(p.stats().buffered, 0);
+}
+
 #[test]
 fn the_fastest_leads_the_slowest_by_at_most_the_maximum() {
     let (tx, p) = fanout::channel_with::<u64>(FanoutConfig::new(4).grow_from(1));

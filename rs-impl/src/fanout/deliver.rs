@@ -2,14 +2,22 @@
 //! that are caught up (the **group**), and the subscribers behind (the **lagging**) visited
 //! once per pass.
 //!
-//! Per element written, the group gets it in one loop (a comparison of the element's position
-//! with the member's `stop`, the position where the demand last read runs out; a clone and a
-//! call each; nothing stored per member; one `catch_unwind` for the whole loop, re-entered
-//! after a member that panics) and moves in the ring with one count update. In the steady
-//! state the buffer is empty and every subscriber is in the group: the element then goes
-//! **through**, cloned for all members but the last and moved into the last, and the ring only
-//! counts it ([`Ring::pass_through`](super::ring::Ring::pass_through)), with no slot written or
-//! reclaimed; if a member does not take it, it goes into the buffer after all.
+//! Per element written, the group gets it in one loop (a clone and a call each; nothing
+//! compared or stored per member; one `catch_unwind` for the whole loop, re-entered after a
+//! member that panics) and moves in the ring with one count update. The roster keeps
+//! `group_stop`, the nearest of the members' `stop`s (the position where the demand last read
+//! runs out): until an element's position reaches it, and while nobody posted (the inbox's
+//! `pending` flag, which every cancel sets), every member takes the element and nothing needs a
+//! look. The element at `group_stop` (or any element while `pending` is set) goes through the
+//! **checked** loop instead: each member's position is compared with its `stop` (its demand
+//! re-read there), its flags looked at if `pending`, and the next `group_stop` is the nearest
+//! `stop` after it. With demand 1 per `request` every element is at `group_stop`; with
+//! unbounded demand none is (`mod.rs`, "Cost", has the counts and the timings).
+//!
+//! In the steady state the buffer is empty and every subscriber is in the group: the element
+//! then goes **through**, cloned for all members but the last and moved into the last, and the
+//! ring only counts it ([`Ring::pass_through`](super::ring::Ring::pass_through)), with no slot
+//! written or reclaimed; if a member does not take it, it goes into the buffer after all.
 //!
 //! Each lagging subscriber is visited once per pass: it gets every element its demand allows
 //! (its demand is re-read only when its local `emitted` count reaches the total last read),
@@ -48,35 +56,37 @@ pub(super) enum Run<T> {
     Next(T),
 }
 
-/// The group's hot loop, shared by the write-through and the buffered broadcast: hands a clone
-/// of `$item` (the element at `$at`) to each of `$subs` that is ready for it, and records by
-/// index in `$dropouts` those that did not take it (out of demand, cancelled, or panicked).
+/// The group's hot loop, shared by the write-through and the buffered broadcast, for an
+/// element that every member has demand for (its position is before the roster's
+/// `group_stop`) while no flag needs a look: hands a clone of `$item` to each of `$subs`, and
+/// records by index in `$dropouts` those that panicked. Nothing is compared or stored per
+/// member: per delivery, the index kept for the unwinding, the call, the loop.
 ///
 /// One `catch_unwind` guards a whole run of deliveries, not each one: the index of the member
-/// being served lives outside the guarded closure, so when a member's `clone` or `on_next`
-/// panics the loop records that member as panicked and resumes with the next one under a new
-/// guard. Nothing is lost or repeated, and the steady state sets up one unwinding frame per
-/// element instead of one per delivery (`fanout_prof` in `benches/examples` compares the two).
+/// being served lives outside the guarded closure (stored before each call, read only after a
+/// panic), so when a member's `clone` or `on_next` panics the loop records that member as
+/// panicked and resumes with the next one under a new guard. Nothing is lost or repeated, and
+/// the steady state sets up one unwinding frame per element instead of one per delivery
+/// (`fanout_prof` in `benches/examples` compares the two).
 ///
 /// A macro, not a function: as a function taking the group as a slice (even
 /// `#[inline(always)]`) the loop was measurably slower with many subscribers (the same
 /// example measures it).
 macro_rules! hand_to_each {
-    ($subs:expr, $item:expr, $at:expr, $check_flags:expr, $demand_reads:expr, $dropouts:expr) => {{
+    ($subs:expr, $item:expr, $dropouts:expr) => {{
         let subs = &mut $subs[..];
         let item = $item;
-        let at: u64 = $at;
         let mut j = 0;
         while j < subs.len() {
             // A panicking `clone` counts as this subscriber's panic, like its `on_next`.
             let run = catch_unwind(AssertUnwindSafe(|| {
-                while let Some(sub) = subs.get_mut(j) {
-                    match ready(sub, at, $check_flags, &mut $demand_reads) {
-                        Ok(()) => sub.subscriber.on_next(item.clone()),
-                        Err(dropout) => $dropouts.push((j, dropout)),
-                    }
-                    j += 1;
+                let mut k = j;
+                while let Some(sub) = subs.get_mut(k) {
+                    j = k;
+                    sub.subscriber.on_next(item.clone());
+                    k += 1;
                 }
+                j = k;
             }));
             if let Err(p) = run {
                 $dropouts.push((j, Dropout::Panicked(p)));
@@ -84,6 +94,100 @@ macro_rules! hand_to_each {
             }
         }
     }};
+}
+
+/// [`hand_to_each!`] when the element's position `$at` has reached the roster's `group_stop`
+/// or `$check_flags` is set: each member is asked whether it is [`ready`] first (its demand
+/// re-read if `$at` is its `stop`, its flags looked at if `$check_flags`); those that are not,
+/// and those that panic, are recorded by index in `$dropouts`. Evaluates to the smallest
+/// distance from the next position (`$at + 1`) to a member's `stop` (`u64::MAX` for a member
+/// without demand for the next element, which leaves): the next `group_stop`, as a distance.
+macro_rules! hand_to_each_checked {
+    ($subs:expr, $item:expr, $at:expr, $check_flags:expr, $demand_reads:expr, $dropouts:expr) => {{
+        let subs = &mut $subs[..];
+        let item = $item;
+        let at: u64 = $at;
+        let check_flags: bool = $check_flags;
+        let next = at.wrapping_add(1);
+        let mut j = 0;
+        let mut nearest = u64::MAX;
+        // Whether `nearest` saw every member (a panic loses the run's own minimum).
+        let mut exact = true;
+        while j < subs.len() {
+            // A panicking `clone` counts as this subscriber's panic, like its `on_next`. The
+            // flags' look is compiled out of the loop when it is not needed.
+            let run = if check_flags {
+                catch_unwind(AssertUnwindSafe(|| {
+                    checked_run::<_, true>(
+                        subs,
+                        &mut j,
+                        item,
+                        at,
+                        nearest,
+                        &mut $demand_reads,
+                        &mut *$dropouts,
+                    )
+                }))
+            } else {
+                catch_unwind(AssertUnwindSafe(|| {
+                    checked_run::<_, false>(
+                        subs,
+                        &mut j,
+                        item,
+                        at,
+                        nearest,
+                        &mut $demand_reads,
+                        &mut *$dropouts,
+                    )
+                }))
+            };
+            match run {
+                Ok(near) => nearest = near,
+                Err(p) => {
+                    $dropouts.push((j, Dropout::Panicked(p)));
+                    j += 1;
+                    exact = false;
+                }
+            }
+        }
+        if !exact {
+            nearest = subs
+                .iter()
+                .map(|s| s.stop.wrapping_sub(next))
+                .min()
+                .unwrap_or(u64::MAX);
+        }
+        nearest
+    }};
+}
+
+/// The loop of [`hand_to_each_checked!`] from member `*j` on, inside one unwinding guard:
+/// `*j` is the member being served (stored before each delivery, for the guard's handler).
+/// Returns `near` lowered to the smallest distance from `at + 1` to a served member's `stop`.
+/// `FLAGS`: whether the members' flags need a look.
+#[inline(always)]
+fn checked_run<T: Clone, const FLAGS: bool>(
+    subs: &mut [Sub<T>],
+    j: &mut usize,
+    item: &T,
+    at: u64,
+    mut near: u64,
+    demand_reads: &mut u64,
+    dropouts: &mut Vec<(usize, Dropout)>,
+) -> u64 {
+    let next = at.wrapping_add(1);
+    let mut k = *j;
+    while let Some(sub) = subs.get_mut(k) {
+        *j = k;
+        match ready(sub, at, FLAGS, demand_reads) {
+            Ok(()) => sub.subscriber.on_next(item.clone()),
+            Err(dropout) => dropouts.push((k, dropout)),
+        }
+        near = near.min(sub.stop.wrapping_sub(next));
+        k += 1;
+    }
+    *j = k;
+    near
 }
 
 /// Whether group member `sub` takes the element at position `at`: it has demand for it (its
@@ -234,9 +338,18 @@ impl<T: Clone + Send + 'static> State<T> {
         *received += 1;
         // As in `broadcast`.
         let check_flags = pending.load(Ordering::Acquire);
-        hand_to_each!(rest, &x, at, check_flags, counters.demand_reads, dropouts);
         let n = rest.len() + 1;
-        let last_ready = ready(last, at, check_flags, &mut counters.demand_reads);
+        let last_ready = if at != roster.group_stop && !check_flags {
+            hand_to_each!(rest, &x, dropouts);
+            Ok(())
+        } else {
+            let nearest =
+                hand_to_each_checked!(rest, &x, at, check_flags, counters.demand_reads, dropouts);
+            let r = ready(last, at, check_flags, &mut counters.demand_reads);
+            let next = at.wrapping_add(1);
+            roster.group_stop = next.wrapping_add(nearest.min(last.stop.wrapping_sub(next)));
+            r
+        };
         if last_ready.is_ok() && dropouts.is_empty() {
             // `Ok(())` owns nothing: forgetting it spares the hot path a call to the drop glue
             // of `Result<(), Dropout>` (which the compiler does not inline).
@@ -316,14 +429,19 @@ impl<T: Clone + Send + 'static> State<T> {
         // a subscriber cancelled while this loop runs may still get this one element (2.8),
         // and none after it.
         let check_flags = pending.load(Ordering::Acquire);
-        hand_to_each!(
-            roster.group,
-            item,
-            at,
-            check_flags,
-            counters.demand_reads,
-            dropouts
-        );
+        if at != roster.group_stop && !check_flags {
+            hand_to_each!(roster.group, item, dropouts);
+        } else {
+            let nearest = hand_to_each_checked!(
+                roster.group,
+                item,
+                at,
+                check_flags,
+                counters.demand_reads,
+                dropouts
+            );
+            roster.group_stop = at.wrapping_add(1).wrapping_add(nearest);
+        }
         self.settle(at);
     }
 
@@ -454,8 +572,7 @@ impl<T: Clone + Send + 'static> State<T> {
             self.roster.move_to(i, Set::Parked);
             self.park(i);
         } else if caught_up {
-            self.roster.get_mut(i).enter_group(pos);
-            self.roster.move_to(i, Set::Group);
+            self.roster.join_group(i, pos);
         } else {
             return true; // not reached: it reads until caught up or out of demand
         }

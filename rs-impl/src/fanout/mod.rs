@@ -131,7 +131,8 @@
 //!   no scan of the group; see `handle.rs`). Counted with callgrind (issue 24; `fanout_prof
 //!   32 N 1 r1-ours`: capacity 64, 32 subscribers each calling `request(1)` from inside every
 //!   `on_next`, the difference between N = 120 k and 20 k over 3.2 M deliveries), per
-//!   delivery: 86.9 instructions and 2 locked read-modify-writes before, 82.9 and 1 now;
+//!   delivery: 86.9 instructions and 2 locked read-modify-writes before, 82.9 and 1 now
+//!   (81.9 with `group_stop`, next bullet);
 //!   multiqueue2 on one thread (`fanout_prof 32 N 1 mq2`) takes 84.3. Of ours: the group's
 //!   loop about 27 (the position compared with the member's `stop`, which with demand 1
 //!   is reached at every element, so the demand is re-read per delivery: that read was an
@@ -144,11 +145,63 @@
 //!   same count. The drainer still reads each member's demand when it reaches its `stop`;
 //!   a member with demand 1 reaches it at every element, which is the price of not
 //!   scanning the group per request.
-//! * **Many subscribers on the producer's thread** (capacity 64, 128 subscribers, unbounded
-//!   demand): 21.3 instructions per delivery under callgrind against the closure loop's 14.2
-//!   (the ceiling), the same count at 23eb7da (+0.04%): the lower wall-clock share in some
-//!   reports (0.43–0.74× across runs of `fanout_prof` on a loaded machine, for both commits)
-//!   is noise, not a regression.
+//! * **Many subscribers on the producer's thread** (issue 24; capacity 64, 128 subscribers
+//!   with unbounded demand, each adding to a checksum; `fanout_prof 128 N 1 ours` and `ceil`
+//!   under callgrind, the difference between N = 12 k and 2 k over 1.28 M deliveries): **17.5
+//!   instructions per delivery** against the closure loop's 14.05 (the ceiling); 27.0 before
+//!   the roster kept `group_stop` (ab5202d, same method; the 21.3 recorded here before was not
+//!   reproduced). Of the ceiling's 14: its loop 7 (the fat pointer's two loads, the call, the
+//!   step, compare, branch) and the closure 7; our subscriber's `on_next` is the same 7
+//!   instructions. The group's loop took 17 per delivery: its index went through memory (it
+//!   lives outside the unwinding guard, whose handler needs it: loaded, incremented and stored
+//!   around each call), the element's position and the `pending` flag were loaded again after
+//!   each call (a closure captures them by reference), and each member's `stop` was compared
+//!   and the flag tested. Before `group_stop` the loop now compares nothing
+//!   (`hand_to_each!` in `deliver.rs`) and is 8 instructions per delivery: the closure loop's
+//!   7 and a load of the element for its `clone` (the callee could reach the element's
+//!   memory, so it is read again for each call); with the guard inlined as a landing pad the
+//!   index stays in a register. The rest, about 330 instructions per element (2.6 per
+//!   delivery at 128), is the send: entering and leaving the drain loop, the pass's checks,
+//!   the ring's counts. The burst entry (`burst-ours`): 25.9 → 16.6. At capacity 1024 (the
+//!   `fanout-1024` rows, `ours-1024` and `burst-ours-1024`): 31.0 → 21.5 and 29.8 → 20.6, of
+//!   which that scenario's subscriber's `on_next` is 11 (it tests its one-by-one flag per
+//!   element). The element at `group_stop` takes the checked loop, which also computes the
+//!   next `group_stop` (4 instructions per member); with demand 1 per `request` that is every
+//!   element, and two copies of the checked loop mostly pay for it (the flags' look compiled
+//!   out of the one taken while `pending` is clear, the position in a register): `fanout_prof
+//!   K N 1 r1-ours` (the previous bullet's count) 82.9 → 81.9 per delivery at 32 subscribers,
+//!   77.0 → 75.2 at 128, but 106.5 → 108.75 at 8 (+2%: about 18 instructions more per element
+//!   in the choice of loop and the checked loop's set-up, shared by only 8 members).
+//!
+//!   **Timed** (`fanout_prof K N 21 MODE` under the bench lock, main's binary and this one
+//!   alternately, 11 runs each, 5.12 M deliveries per round; medians of ours' share of the
+//!   reference, which runs alternately in the same process, and of ours' ns per delivery;
+//!   2026-12-03, load 2–3 from another helper's builds): per-element sends against the
+//!   closure loop 0.73 → 0.77 at 128 subscribers (2.70 → 2.46 ns), 0.62 → 0.73 at 32 (3.31 →
+//!   2.68), 0.36 → 0.50 at 8 (5.30 → 3.54); the burst entry at 128 against multiqueue2 on one
+//!   thread 2.24 → 2.79 (2.72 → 2.03 ns); `request(1)` per element at 8, 0.59 → 0.60 (10.26 →
+//!   9.11 ns; 7 runs each at 128 and 32: 0.83 → 0.89 and 0.85 → 0.89). The `fanout-1024`
+//!   rows against their closure loop (`bulk-1024`, `burst-1024`, 7 runs, 2.56 M deliveries):
+//!   per-element sends 0.75 at 128 subscribers, 0.65 at 32, 0.45 at 8; the burst entry 0.80,
+//!   0.78, 0.69. So at 128 the time did not fall with the instructions (27.0 → 17.5 per
+//!   delivery, −35%, for −9% of the time): the loop's extra instructions were independent of
+//!   its chain of dependent loads and the indirect call, and mostly ran beside it (no
+//!   hardware counters on this virtual machine to say more). What still separates ours from
+//!   the closure loop at 128 is mostly the send, about 330 instructions and two locked
+//!   read-modify-writes per element (the medians' difference, 0.57 ns per delivery, is 73 ns
+//!   per element), which the burst entry cuts to about 200 instructions and one entry per
+//!   run; at 8 and 32 subscribers the send weighs more per delivery and the loop's
+//!   instructions count for more of the time. Issue 24's 0.8× at 128 subscribers and
+//!   capacity 1024 is reached by the burst entry (0.80) and not by per-element sends (0.75)
+//!   in these runs; what is left is the send's cost, not the group's loop.
+//!
+//!   **A hot/cold split of the roster** (the group's `subscriber` and `stop` in a `Vec` of
+//!   their own, the rest beside it) was not built: under callgrind's cache simulation
+//!   (`--cache-sim=yes`, the runs above) neither ours nor the closure loop has a first-level
+//!   data-cache miss per delivery at 128 subscribers (the counts of misses are the same at
+//!   both N: 2659 and 2389), and the loop before `group_stop` reads only the member's
+//!   `subscriber`, 16 of its 64 bytes; 128 members are 8 KiB. The loop's excess was
+//!   instructions, and what the timed runs leave is the send (above), not memory.
 //! * **Subscribers on islands** (`Flow::from_shared_publisher(fanout, n)`: the broadcast
 //!   channel with receivers off the producer's thread) pay the island's input side per
 //!   element: one read-modify-write on the ring word the island polls (a cache-line transfer

@@ -31,8 +31,9 @@ pub(super) enum Set {
 pub(super) struct Sub<T> {
     pub(super) subscriber: BoxSubscriber<T>,
     /// In the group: the position of the element it has no demand for, as far as `limit`
-    /// says (the group's hot loop compares it with each element's position, so that a
-    /// delivery stores nothing per subscriber). Stale elsewhere.
+    /// says (so that a delivery stores nothing per subscriber; the group's checked loop
+    /// compares it with the element's position, and [`Roster::group_stop`] is the nearest of
+    /// the members' `stop`s, before which nothing is compared). Stale elsewhere.
     pub(super) stop: u64,
     /// The demand total last read; re-read only when `emitted` reaches it (in the group:
     /// when the element's position reaches `stop`).
@@ -52,7 +53,7 @@ impl<T> Sub<T> {
     /// It joins the group at position `pos` (the ring's write position): from now on its
     /// count of elements delivered is kept as the position where its demand runs out.
     #[inline]
-    pub(super) fn enter_group(&mut self, pos: u64) {
+    fn enter_group(&mut self, pos: u64) {
         self.stop = pos.wrapping_add(self.limit.wrapping_sub(self.emitted));
     }
 
@@ -78,6 +79,15 @@ pub(super) struct Roster<T> {
     places: Vec<Place>,
     free: Vec<u32>,
     pub(super) group: Vec<Sub<T>>,
+    /// A position no later than any group member's `stop`, and no earlier than the group's
+    /// position (the ring's write position) while the group has members: until an element's
+    /// position reaches it, every member has demand for the element, and the group's loop
+    /// compares nothing per member (see `deliver.rs`). Set when a member joins (lowered to
+    /// its `stop` if that comes first, or set to it if the group was empty) and when the
+    /// group's checked loop has re-read the members' demand; a member leaving leaves it as
+    /// it is (then it may come early: a checked loop that finds everyone ready, and moves
+    /// it on). Stale while the group is empty.
+    pub(super) group_stop: u64,
     pub(super) lagging: Vec<Sub<T>>,
     parked: Vec<Sub<T>>,
 }
@@ -88,6 +98,7 @@ impl<T> Roster<T> {
             places: Vec::new(),
             free: Vec::new(),
             group: Vec::new(),
+            group_stop: 0,
             lagging: Vec::new(),
             parked: Vec::new(),
         }
@@ -200,6 +211,20 @@ impl<T> Roster<T> {
         v.push(sub);
         let index = (v.len() - 1) as u32;
         self.places[slot].at = Some((to, index));
+    }
+
+    /// Moves the subscriber in `slot`, which is at `pos`, the ring's write position, into the
+    /// group (see [`Sub::enter_group`]), and brings [`group_stop`](Self::group_stop) forward to
+    /// its `stop` if that comes first.
+    pub(super) fn join_group(&mut self, slot: usize, pos: u64) {
+        let was_empty = self.group.is_empty();
+        let sub = self.get_mut(slot);
+        sub.enter_group(pos);
+        let stop = sub.stop;
+        if was_empty || stop.wrapping_sub(pos) < self.group_stop.wrapping_sub(pos) {
+            self.group_stop = stop;
+        }
+        self.move_to(slot, Set::Group);
     }
 
     /// Moves the group member at `index` to the parked set (during the broadcast loop, which

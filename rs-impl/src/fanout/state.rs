@@ -175,10 +175,8 @@ impl<T: Clone + Send + 'static> State<T> {
     pub(super) fn attach(&mut self, i: usize) {
         debug_assert_eq!(self.roster.set_of(i), Set::Parked);
         let pos = self.ring.write_pos();
-        let sub = self.roster.get_mut(i);
-        if sub.cursor == pos {
-            sub.enter_group(pos);
-            self.roster.move_to(i, Set::Group);
+        if self.roster.get(i).cursor == pos {
+            self.roster.join_group(i, pos);
         } else {
             self.roster.move_to(i, Set::Lagging);
         }
