@@ -143,7 +143,11 @@
 //!   line and `#[cold]` (210 → 201; 2245 → 2236 at 128), and the write's second look at the
 //!   end, which a channel's send has just made before taking its permit (`State::write` no
 //!   longer checks, `State::write_checked` does for the upstream's and the inbox's elements;
-//!   201 → 197; 2236 → 2233 at 128, 17.45 per delivery). At 128 subscribers the deliveries
+//!   201 → 197; 2236 → 2233 at 128, 17.45 per delivery; `ours-1024` at 128: 2757 → 2745 per
+//!   element, 21.54 → 21.45 per delivery; the burst entry unchanged at 88). Timed
+//!   (`fanout_prof 128 20000 15 bulk-1024`, 3 alternations while a CI run loaded the
+//!   machine): shares 0.63, 0.53, 0.74 before and 0.78, 0.74, 0.79 after, a spread that
+//!   0.5% fewer instructions does not explain: noise, not a result. At 128 subscribers the deliveries
 //!   are the cost, and these cuts are 0.5% of it: the 0.8× of issue 24 is not reached by the
 //!   send's entry. What is left is the two `wip` read-modify-writes and the pass's checks,
 //!   which the contract needs per entry (a post between two sends must be seen by the next
