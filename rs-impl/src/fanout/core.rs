@@ -395,6 +395,8 @@ impl<T: Clone + Send + 'static> Core<T> {
             return Run::One;
         }
         let written = match burst {
+            // `Take::Permit` and `Take::Held` refused the element above if the stream ended.
+            None if take == Take::Upstream => st.write_checked(x, &self.pending).map(|()| Run::One),
             None => st.write(x, &self.pending).map(|()| Run::One),
             Some(burst) => st.write_run(x, &self.pending, Some(burst)),
         };
@@ -493,7 +495,7 @@ impl<T: Clone + Send + 'static> Core<T> {
             st.join(subscriber, handle);
         }
         for x in taken.elements.drain(..) {
-            if st.write(x, &self.pending).is_err() {
+            if st.write_checked(x, &self.pending).is_err() {
                 self.overflowed(st);
             }
         }

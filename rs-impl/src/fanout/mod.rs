@@ -126,6 +126,33 @@
 //!   own burst loop, calling the write once per element, took 120, and multiqueue2 on one
 //!   thread (`fanout_prof 1 N 1 mq2`) takes 135.7. From 32 subscribers on the deliveries
 //!   dominate, and a burst costs about what per-element sends cost.
+//!
+//!   Where a per-element send goes (issue 24; `fanout_prof 1 N 1 ours` under callgrind, the
+//!   difference between N = 40 k and 20 k over 20 k; `fanout_prof 128 N 1 ours`, N = 4 k and
+//!   2 k): **210 instructions per element at one subscriber** (send and delivery together;
+//!   2245 at 128, 17.54 per delivery). Self counts per element at one subscriber: the drain
+//!   loop with the pass inlined into it 84 (of which the `wip` increment and decrement, the
+//!   `passes` loop and the out-of-line `drain_as_drainer`'s register saves and restores 20,
+//!   the pass's steady-state checks — `pending`, lagging readers, `lost_last`/`unreachable`,
+//!   upstream, the credit and `Room::wanted`, the stats' three stores — about 40); the write
+//!   (`State::write`: the end check, the ring's counts, the group's loop at one member, the
+//!   unwinding guard, the counters) 65, 16 of them its prologue and epilogue; the entry
+//!   (`Inlet::blocking_send`, the room's shut check, the slot) 29, 17 of them the prologue
+//!   and epilogue that the spin and sleep paths required; the benchmark's loop and subscriber
+//!   about 10. Cut, without touching an atomic: the full-buffer part of `blocking_send` out of
+//!   line and `#[cold]` (210 → 201; 2245 → 2236 at 128), and the write's second look at the
+//!   end, which a channel's send has just made before taking its permit (`State::write` no
+//!   longer checks, `State::write_checked` does for the upstream's and the inbox's elements;
+//!   201 → 197; 2236 → 2233 at 128, 17.45 per delivery; `ours-1024` at 128: 2757 → 2745 per
+//!   element, 21.54 → 21.45 per delivery; the burst entry unchanged at 88). Timed
+//!   (`fanout_prof 128 20000 15 bulk-1024`, 3 alternations while a CI run loaded the
+//!   machine): shares 0.63, 0.53, 0.74 before and 0.78, 0.74, 0.79 after, a spread that
+//!   0.5% fewer instructions does not explain: noise, not a result. At 128 subscribers the deliveries
+//!   are the cost, and these cuts are 0.5% of it: the 0.8× of issue 24 is not reached by the
+//!   send's entry. What is left is the two `wip` read-modify-writes and the pass's checks,
+//!   which the contract needs per entry (a post between two sends must be seen by the next
+//!   pass); the burst entry is the way around them. (The "about 330 per element" recorded
+//!   in the next bullet before was not reproduced by this method.)
 //! * **Leaving: a delivery** is one `dyn` call; `request(1)` from inside it is one
 //!   compare-and-swap on the handle's word that holds the demand and the parked bit (no pass,
 //!   no scan of the group; see `handle.rs`). Counted with callgrind (issue 24; `fanout_prof

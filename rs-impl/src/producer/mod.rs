@@ -492,10 +492,20 @@ impl<C: Channel> Inlet<C> {
     }
 
     pub(crate) fn blocking_send(&self, item: C::Item) -> Result<(), SendError<C::Item>> {
-        let mut item = match self.try_send_blocking(item)? {
-            None => return Ok(()),
-            Some(full) => full,
-        };
+        match self.try_send_blocking(item)? {
+            None => Ok(()),
+            Some(full) => self.blocking_send_full(full),
+        }
+    }
+
+    /// The rest of [`blocking_send`](Self::blocking_send) once the buffer was full: spin,
+    /// then sleep for a permit. Out of line so that the sent-at-once path does not save and
+    /// restore the registers this part needs (a fanout `blocking_send`: 210 → 201 instructions
+    /// per element at one subscriber, 2245 → 2236 at 128, callgrind); it waits anyway, so the
+    /// call costs nothing.
+    #[cold]
+    #[inline(never)]
+    fn blocking_send_full(&self, mut item: C::Item) -> Result<(), SendError<C::Item>> {
         if self.spin_pays() {
             item = match self.try_send_blocking(item)? {
                 None => return Ok(()),
